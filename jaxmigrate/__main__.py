@@ -1,0 +1,3 @@
+from jaxmigrate.cli import main
+
+main(prog_name="jaxmigrate")

@@ -1,0 +1,134 @@
+"""Command line: parse options, call the engine, print. Heavy imports happen inside commands."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import List, Optional, Tuple
+
+import click
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _split_codes(values: Tuple[str, ...]) -> List[str]:
+    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+def _parse_target(value: str) -> Optional[Tuple[int, ...]]:
+    if value.lower() == "latest":
+        return None
+    if not re.fullmatch(r"\d+(\.\d+){0,2}", value):
+        raise click.BadParameter(f"{value!r} is not a JAX version like 0.4.14 or 'latest'", param_hint="--target-jax")
+    return tuple(int(p) for p in value.split("."))
+
+
+def common_options(func):
+    options = [
+        click.argument("paths", nargs=-1, type=click.Path()),
+        click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes or prefixes (comma-separated)."),
+        click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes (comma-separated)."),
+        click.option("--target-jax", default="latest", show_default=True, metavar="VERSION|latest",
+                     help="The JAX version the code should run on."),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the result cache."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: CPU count]."),
+        click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="jaxmigrate")
+def main() -> None:
+    """Migrate and lint legacy pjit-era JAX code.
+
+    `check` reports deprecated JAX APIs, `fix` rewrites what can be rewritten. Neither runs
+    your code.
+    """
+
+
+def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, unsafe_fixes: bool):
+    from jaxmigrate.engine.discovery import discover
+    from jaxmigrate.engine.pipeline import Settings
+    from jaxmigrate.engine.runner import run
+    from jaxmigrate.rules import select_rules, unknown_codes
+
+    selected, ignored = _split_codes(select), _split_codes(ignore)
+    bad = unknown_codes(selected + ignored)
+    if bad:
+        raise click.UsageError(f"unknown rule code or prefix: {', '.join(bad)} (see `jaxmigrate rules`)")
+    target = _parse_target(target_jax)
+    rules = select_rules(selected, ignored)
+    files, missing = discover(list(paths) or ["."])
+    for path in missing:
+        click.echo(f"error: {path}: no such file or directory", err=True)
+    settings = Settings(tuple(r.code for r in rules), fix=fix, write=write, unsafe_fixes=unsafe_fixes, target=target)
+    return run(files, settings, jobs), missing
+
+
+@main.command()
+@common_options
+def check(paths, select, ignore, target_jax, no_cache, jobs, output_format):
+    """Report deprecated JAX API uses. Exit 0: none, 1: findings, 2: errors."""
+    from jaxmigrate.reporting import render
+
+    results, missing = _run(paths, select, ignore, target_jax, jobs, fix=False, write=False, unsafe_fixes=False)
+    render.findings(results, output_format, mode="check")
+    sys.exit(_exit_code(results, missing))
+
+
+@main.command()
+@common_options
+@click.option("--diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes marked unsafe.")
+def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, diff, unsafe_fixes):
+    """Rewrite deprecated JAX API uses in place. Exit 0: nothing left, 1: findings remain, 2: errors.
+
+    With --diff nothing is written; the exit code is 1 when there is anything to change.
+    """
+    from jaxmigrate.reporting import render
+
+    results, missing = _run(paths, select, ignore, target_jax, jobs, fix=True, write=not diff, unsafe_fixes=unsafe_fixes)
+    if diff:
+        for r in results:
+            if r.diff:
+                click.echo(r.diff, nl=False)
+    render.findings(results, output_format, mode="diff" if diff else "fix")
+    code = _exit_code(results, missing)
+    if diff and code == EXIT_OK and any(r.changed for r in results):
+        code = EXIT_FINDINGS
+    sys.exit(code)
+
+
+def _exit_code(results, missing) -> int:
+    if missing or any(r.error for r in results):
+        return EXIT_ERROR
+    return EXIT_FINDINGS if any(r.findings for r in results) else EXIT_OK
+
+
+@main.command("rules")
+def list_rules():
+    """List every rule: code, name, fix safety, summary."""
+    from jaxmigrate.rules import ALL_RULES
+
+    for rule in ALL_RULES:
+        click.echo(f"{rule.code}  {rule.name:<38} {rule.fix_safety or 'report':<7} {rule.summary}")
+
+
+@main.command()
+@click.argument("code")
+def explain(code):
+    """Print the documentation of one rule."""
+    from jaxmigrate.reporting.ruledoc import render_rule
+    from jaxmigrate.rules import BY_CODE
+
+    rule = BY_CODE.get(code.upper())
+    if rule is None:
+        raise click.UsageError(f"unknown rule {code!r} (see `jaxmigrate rules`)")
+    click.echo(render_rule(rule))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

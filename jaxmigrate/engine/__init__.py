@@ -1,0 +1,1 @@
+"""Discovery, prefilter, the per-file pipeline, parallel runs and atomic writes."""

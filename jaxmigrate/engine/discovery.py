@@ -1,0 +1,95 @@
+"""Find the ``*.py`` files under the given paths, honouring ``.gitignore`` and skipping tool folders."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+import pathspec
+
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", "build", "dist", "node_modules", "site-packages",
+     "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".jaxmigrate_cache", ".eggs"}
+)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path  # as opened
+    display: str  # as reported: relative to the working directory where possible
+
+
+def _display(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+
+
+class _Ignores:
+    """The ``.gitignore`` files that apply to a folder: its own and every parent's up to the repo root."""
+
+    def __init__(self) -> None:
+        self._cache: Dict[Path, Optional[pathspec.GitIgnoreSpec]] = {}
+
+    def _spec(self, folder: Path) -> Optional[pathspec.GitIgnoreSpec]:
+        if folder not in self._cache:
+            gi = folder / ".gitignore"
+            spec = None
+            if gi.is_file():
+                try:
+                    spec = pathspec.GitIgnoreSpec.from_lines(gi.read_text(errors="replace").splitlines())
+                except (OSError, ValueError):
+                    spec = None
+            self._cache[folder] = spec
+        return self._cache[folder]
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        for folder in path.parents:
+            spec = self._spec(folder)
+            if spec is not None:
+                rel = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
+                if spec.match_file(rel):
+                    return True
+            if (folder / ".git").exists():
+                break
+        return False
+
+
+def discover(paths: Sequence[str]) -> Tuple[List[SourceFile], List[str]]:
+    """Returns the files to process (sorted, no duplicates) and the paths that do not exist."""
+    missing: List[str] = []
+    found: Dict[Path, SourceFile] = {}
+    ignores = _Ignores()
+    for raw in paths:
+        root = Path(raw)
+        if not root.exists():
+            missing.append(raw)
+            continue
+        if root.is_file():  # named explicitly: always taken, like ruff
+            found.setdefault(root.resolve(), SourceFile(root, _display(root)))
+            continue
+        for file in _walk(root.absolute(), ignores):
+            found.setdefault(file.resolve(), SourceFile(file, _display(file)))
+    return sorted(found.values(), key=lambda f: f.display), missing
+
+
+def _walk(root: Path, ignores: _Ignores) -> Iterator[Path]:
+    seen_dirs = set()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        here = Path(dirpath)
+        real = os.path.realpath(dirpath)
+        if real in seen_dirs:  # a symlink loop or a second way to the same folder
+            dirnames[:] = []
+            continue
+        seen_dirs.add(real)
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in SKIP_DIRS and not d.endswith(".egg-info") and not ignores.ignored(here / d, True)
+        )
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                path = here / name
+                if path.is_file() and not ignores.ignored(path, False):
+                    yield path

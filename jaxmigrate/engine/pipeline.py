@@ -1,0 +1,138 @@
+"""One file, start to end: read, prefilter, analyse, fix in rounds, verify, write.
+
+Every file is processed in isolation: an unreadable file, a syntax error or a rule that raises
+becomes an error on that file's result, the file is left untouched, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import difflib
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple, Type
+
+from jaxmigrate.engine.apply import FixError, apply_round
+from jaxmigrate.engine.source import decode
+from jaxmigrate.engine.writer import write_atomic
+from jaxmigrate.rules.base import Finding, Rule
+from jaxmigrate.rules.context import FileContext
+
+MAX_ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What to do with each file; picklable so worker processes get a copy."""
+
+    rule_codes: Tuple[str, ...]
+    fix: bool = False
+    write: bool = True  # False with --diff: compute the fix, write nothing
+    unsafe_fixes: bool = False
+    target: Optional[Tuple[int, ...]] = None
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: List[Finding] = field(default_factory=list)  # after fixing: what is left
+    error: Optional[str] = None
+    fixes_applied: int = 0
+    changed: bool = False
+    diff: str = ""
+
+
+class RuleError(Exception):
+    def __init__(self, code: str, exc: BaseException) -> None:
+        super().__init__(f"internal error in rule {code}: {type(exc).__name__}: {exc}")
+        self.code = code
+        self.detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+def active_rules(data: bytes, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
+    """The byte prefilter: rules with at least one trigger in the file."""
+    return [r for r in rules if any(t in data for t in r.triggers)]
+
+
+def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None) -> List[Finding]:
+    ctx = FileContext(text, path, target)
+    findings: List[Finding] = []
+    for rule_cls in rules:
+        try:
+            findings.extend(rule_cls().check(ctx))
+        except Exception as exc:  # noqa: BLE001 - a rule bug must not stop the run
+            raise RuleError(rule_cls.code, exc) from exc
+    findings.sort(key=lambda f: (f.line, f.column, f.code))
+    return findings
+
+
+def _allowed(finding: Finding, settings: Settings) -> bool:
+    return finding.fix is not None and (finding.fix.safety == "safe" or settings.unsafe_fixes)
+
+
+@dataclass
+class Outcome:
+    """What the rules make of one file's bytes: findings left and the new text, if any."""
+
+    findings: List[Finding]
+    original: str = ""
+    text: str = ""
+    encoding: str = "utf-8"
+    fixes_applied: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.original
+
+
+def transform(data: bytes, display: str, settings: Settings) -> Outcome:
+    """Check (and with ``settings.fix``, fix) one file's bytes. Raises on unreadable input."""
+    from jaxmigrate.rules import BY_CODE
+
+    rules = active_rules(data, [BY_CODE[c] for c in settings.rule_codes])
+    if not rules:
+        return Outcome([])
+    source = decode(data)
+    text = source.text
+    outcome = Outcome([], source.text, text, source.encoding)
+    findings = analyse(text, display, rules, settings.target)
+    if settings.fix:
+        for _ in range(MAX_ROUNDS):
+            fixes = [f.fix for f in findings if _allowed(f, settings)]
+            if not fixes:
+                break
+            text, applied = apply_round(text, fixes)  # type: ignore[arg-type]
+            outcome.fixes_applied += applied
+            findings = analyse(text, display, rules, settings.target)
+    outcome.findings, outcome.text = findings, text
+    return outcome
+
+
+def process(path: Path, display: str, settings: Settings, data: Optional[bytes] = None) -> FileResult:
+    result = FileResult(display)
+    try:
+        if data is None:
+            data = path.read_bytes()
+        outcome = transform(data, display, settings)
+        result.findings, result.fixes_applied = outcome.findings, outcome.fixes_applied
+        if outcome.changed:
+            result.changed = True
+            result.diff = "".join(
+                difflib.unified_diff(
+                    outcome.original.splitlines(keepends=True),
+                    outcome.text.splitlines(keepends=True),
+                    fromfile=f"a/{display}",
+                    tofile=f"b/{display}",
+                )
+            )
+            if settings.write:
+                write_atomic(path, outcome.text.encode(outcome.encoding))
+    except SyntaxError as exc:
+        result.error = f"could not parse: {exc.msg} (line {exc.lineno})"
+    except (OSError, UnicodeDecodeError, LookupError) as exc:
+        result.error = f"could not read: {exc}"
+    except (RuleError, FixError) as exc:
+        result.error = str(exc)
+    if result.error:
+        result.findings, result.changed, result.fixes_applied, result.diff = [], False, 0, ""
+    return result

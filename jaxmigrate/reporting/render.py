@@ -1,0 +1,73 @@
+"""Print run results: one finding a line (text) or a JSON array, then a summary."""
+
+from __future__ import annotations
+
+import json
+from typing import Dict, List, Sequence
+
+import click
+
+ERROR_CODE = "JM000"  # a file that could not be read, parsed or processed
+
+
+def finding_records(results: Sequence) -> List[Dict]:
+    """Findings and per-file errors as the JSON objects of the output contract."""
+    records = []
+    for r in results:
+        if r.error:
+            records.append(dict(path=r.path, line=1, column=1, end_line=1, end_column=1, code=ERROR_CODE,
+                                message=r.error, fixable=False, fix_safety=None, suggestion=None))
+        for f in r.findings:
+            records.append(dict(path=r.path, line=f.line, column=f.column, end_line=f.end_line,
+                                end_column=f.end_column, code=f.code, message=f.message, fixable=f.fixable,
+                                fix_safety=f.fix_safety, suggestion=f.suggestion))
+    return records
+
+
+def _marker(record: Dict) -> str:
+    return {"safe": " [*]", "unsafe": " [~]"}.get(record["fix_safety"] or "", "")
+
+
+def findings(results: Sequence, output_format: str, mode: str) -> None:
+    records = finding_records(results)
+    if output_format == "json":
+        click.echo(json.dumps(records, indent=2))
+    else:
+        for rec in records:
+            click.echo(f"{rec['path']}:{rec['line']}:{rec['column']}: {rec['code']}{_marker(rec)} {rec['message']}")
+    summary = _summary(results, records, mode)
+    # keep stdout machine-readable for json and for --diff
+    click.echo(summary, err=output_format == "json" or mode == "diff")
+
+
+def _summary(results: Sequence, records: List[Dict], mode: str) -> str:
+    errors = sum(1 for r in results if r.error)
+    found = [r for r in records if r["code"] != ERROR_CODE]
+    files_with = len({r["path"] for r in found})
+    parts = []
+    if mode == "check":
+        if not found:
+            parts.append(f"All checks passed ({len(results)} files).")
+        else:
+            safe = sum(1 for r in found if r["fix_safety"] == "safe")
+            unsafe = sum(1 for r in found if r["fix_safety"] == "unsafe")
+            parts.append(f"Found {len(found)} finding{'s' * (len(found) != 1)} in {files_with} file{'s' * (files_with != 1)}.")
+            if safe:
+                parts.append(f"[*] {safe} fixable with `jaxmigrate fix`.")
+            if unsafe:
+                parts.append(f"[~] {unsafe} fixable with `jaxmigrate fix --unsafe-fixes`.")
+            manual = len(found) - safe - unsafe
+            if manual:
+                parts.append(f"{manual} need manual changes.")
+    else:
+        applied = sum(r.fixes_applied for r in results)
+        changed = sum(1 for r in results if r.changed)
+        verb = "Would apply" if mode == "diff" else "Applied"
+        parts.append(f"{verb} {applied} fix{'es' * (applied != 1)} in {changed} file{'s' * (changed != 1)}; "
+                     f"{len(found)} finding{'s' * (len(found) != 1)} left for manual review.")
+        unsafe = sum(1 for r in found if r["fix_safety"] == "unsafe")
+        if unsafe:
+            parts.append(f"[~] {unsafe} of them fixable with --unsafe-fixes.")
+    if errors:
+        parts.append(f"{errors} file{'s' * (errors != 1)} could not be processed.")
+    return " ".join(parts)

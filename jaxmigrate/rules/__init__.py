@@ -1,0 +1,44 @@
+"""Every rule jaxmigrate knows, and selection by code or prefix."""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Optional, Sequence, Type
+
+from jaxmigrate.rules.base import Rule
+from jaxmigrate.rules.jax_array_config import JaxArrayConfig
+from jaxmigrate.rules.live_buffers import LiveBuffers
+from jaxmigrate.rules.moved_names import MovedName, RemovedMapsApi
+from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
+from jaxmigrate.rules.sharding_constraint import ShardingConstraintAxisResources
+
+ALL_RULES: Sequence[Type[Rule]] = (
+    PjitAxisResources,
+    ShardingConstraintAxisResources,
+    MovedName,
+    RemovedMapsApi,
+    JaxArrayConfig,
+    LiveBuffers,
+)
+BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
+
+
+def _matches(code: str, patterns: Iterable[str]) -> bool:
+    return any(code.startswith(p.strip().upper()) for p in patterns if p.strip())
+
+
+def select_rules(select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None) -> List[Type[Rule]]:
+    """Rules whose code starts with a selected prefix ("ALL" or none: every rule), minus ignored."""
+    select = [s for s in (select or []) if s.strip()]
+    chosen = []
+    for rule in ALL_RULES:
+        if select and "ALL" not in [s.upper() for s in select] and not _matches(rule.code, select):
+            continue
+        if ignore and _matches(rule.code, ignore):
+            continue
+        chosen.append(rule)
+    return chosen
+
+
+def unknown_codes(patterns: Iterable[str]) -> List[str]:
+    """Patterns that match no rule code (a typo in --select or --ignore)."""
+    return [p for p in patterns if p.strip() and p.upper() != "ALL" and not any(c.startswith(p.upper()) for c in BY_CODE)]

@@ -1,0 +1,151 @@
+"""What a rule sees of one file: the source, its ``ast``, positions and name resolution."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from functools import cached_property
+from typing import Dict, Iterator, List, Optional, Tuple, Type, TypeVar
+
+from jaxmigrate.rules.base import Edit, ImportRef
+from jaxmigrate.rules.names import Resolver
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+N = TypeVar("N", bound=ast.AST)
+
+
+class FileContext:
+    def __init__(self, source: str, path: str = "<string>", target: Optional[Tuple[int, ...]] = None) -> None:
+        self.source = source
+        self.path = path
+        self.target = target  # JAX version the user migrates to; None means the newest
+        self.tree = ast.parse(source, filename=path, type_comments=False)
+        self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+
+    @cached_property
+    def resolver(self) -> Resolver:
+        return Resolver(self.tree)
+
+    @cached_property
+    def _nodes_by_type(self) -> Dict[type, List[ast.AST]]:
+        index: Dict[type, List[ast.AST]] = {}
+        for node in ast.walk(self.tree):
+            index.setdefault(type(node), []).append(node)
+        return index
+
+    def nodes(self, kind: Type[N]) -> List[N]:
+        """Every node of one type, in no particular order (one shared walk per file)."""
+        return self._nodes_by_type.get(kind, [])  # type: ignore[return-value]
+
+    @cached_property
+    def parents(self) -> Dict[int, ast.AST]:
+        out: Dict[int, ast.AST] = {}
+        for node in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(node):
+                out[id(child)] = node
+        return out
+
+    def parent(self, node: ast.AST) -> Optional[ast.AST]:
+        return self.parents.get(id(node))
+
+    # positions ---------------------------------------------------------------------------
+    def offset(self, lineno: int, col_utf8: int) -> int:
+        """Character offset of an ``ast`` position (1-based line, UTF-8 byte column)."""
+        start = self._line_starts[lineno - 1]
+        line_end = self._line_starts[lineno] if lineno < len(self._line_starts) else len(self.source)
+        line = self.source[start:line_end]
+        if line.isascii():
+            return start + col_utf8
+        return start + len(line.encode("utf-8")[:col_utf8].decode("utf-8", "replace"))
+
+    def span(self, node: ast.AST) -> Tuple[int, int]:
+        return (
+            self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+            self.offset(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
+        )
+
+    def line_col(self, offset: int) -> Tuple[int, int]:
+        """1-based line and 0-based character column of a character offset."""
+        line = bisect.bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1]
+
+    def position(self, node: ast.AST) -> Tuple[int, int, int, int]:
+        """(line, column, end_line, end_column), 1-based, columns in characters."""
+        start, end = self.span(node)
+        line, col = self.line_col(start)
+        end_line, end_col = self.line_col(end)
+        return line, col + 1, end_line, end_col + 1
+
+    def text(self, node: ast.AST) -> str:
+        start, end = self.span(node)
+        return self.source[start:end]
+
+    def line_start(self, lineno: int) -> int:
+        return self._line_starts[lineno - 1]
+
+    def line_text(self, lineno: int) -> str:
+        start = self._line_starts[lineno - 1]
+        end = self._line_starts[lineno] if lineno < len(self._line_starts) else len(self.source)
+        return self.source[start:end]
+
+    # names -------------------------------------------------------------------------------
+    def qualname(self, node: ast.AST) -> Optional[str]:
+        return self.resolver.qualname(node)
+
+    def calls_to(self, *qualnames: str) -> Iterator[Tuple[ast.Call, str]]:
+        """Calls whose callee resolves to one of ``qualnames``."""
+        wanted = set(qualnames)
+        for call in self.nodes(ast.Call):
+            q = self.qualname(call.func)
+            if q in wanted:
+                yield call, q
+
+    def reference(self, qualname: str, at: Optional[ast.AST] = None) -> Tuple[str, Tuple[ImportRef, ...]]:
+        """Source text that names ``qualname`` where ``at`` stands, and the imports it needs.
+
+        Reuses a name visible there that is already bound to it (``P`` for PartitionSpec), else
+        goes through a visible ``jax`` module, else imports the object under its own name at
+        module level (or ``import jax`` when that name is taken).
+        """
+        resolver = self.resolver
+        scope = resolver.scope_of(at) if at is not None else resolver.module_scope
+        module, _, name = qualname.rpartition(".")
+        visible = resolver.visible_names(scope)
+        existing = sorted((n for n in visible if resolver.is_import(n, scope)
+                           and _same_after_moves(resolver.resolve_name(n, scope), qualname, self.target)),
+                          key=lambda n: (n != name, len(n), n))
+        if existing:
+            return existing[0], ()
+        if qualname.startswith("jax.") and _reachable_from_jax(qualname):
+            jax_names = sorted(n for n in visible if resolver.resolve_name(n, scope) == "jax")
+            if jax_names:
+                return jax_names[0] + qualname[3:], ()
+        if name not in visible and not resolver.bound_in_any_scope(name):
+            return name, (ImportRef(module, name),)
+        root = qualname.split(".")[0]
+        return qualname, (ImportRef(root),)
+
+    # edits -------------------------------------------------------------------------------
+    def replace(self, node: ast.AST, text: str) -> Edit:
+        start, end = self.span(node)
+        return Edit(start, end, text)
+
+
+# Submodules that ``import jax`` makes reachable as attributes, so ``jax.sharding.Mesh`` works
+# after a plain ``import jax`` (checked against jax 0.4.x and 0.10.x).
+_JAX_ATTRIBUTE_MODULES = ("jax.sharding.", "jax.lax.", "jax.tree_util.", "jax.tree.")
+
+
+def _same_after_moves(bound: Optional[str], qualname: str, target) -> bool:
+    """Whether a name bound to ``bound`` names ``qualname`` once JM201 has moved its import."""
+    if bound == qualname:
+        return True
+    from jaxmigrate.rules.moves import BY_OLD, applies
+
+    move = BY_OLD.get(bound or "")
+    return move is not None and move.new == qualname and applies(move, target)
+
+
+def _reachable_from_jax(qualname: str) -> bool:
+    return qualname.count(".") == 1 or qualname.startswith(_JAX_ATTRIBUTE_MODULES)

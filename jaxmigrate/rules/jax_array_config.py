@@ -1,0 +1,137 @@
+"""JM301: the removed ``jax_array`` and ``jax_parallel_functions_output_gda`` options."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from jaxmigrate.rules.base import Example, Finding, Fix, Rule, snippet
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.folding import fold_true
+from jaxmigrate.rules.statements import delete_statement
+
+CONFIG = "jax.config"
+JAX_ARRAY = "jax_array"
+OUTPUT_GDA = "jax_parallel_functions_output_gda"
+OPTIONS = (JAX_ARRAY, OUTPUT_GDA)
+
+
+class JaxArrayConfig(Rule):
+    """
+    ## What it does
+    Deletes `jax.config.update("jax_array", True)` and
+    `jax.config.update("jax_parallel_functions_output_gda", True)`; folds reads of
+    `jax.config.jax_array` to `True` where the condition is simple (`if jax.config.jax_array:`
+    keeps its body, `if not jax.config.jax_array:` keeps its `else`, `a if jax.config.jax_array
+    else b` becomes `a`); reports every other read, `update("jax_array", False)`, and JAX's
+    internal `jax_array(...)` context manager.
+
+    `update("jax_parallel_functions_output_gda", False)` is deleted only with `--unsafe-fixes`:
+    it asked for host-local pjit outputs, which jax.Array no longer produces (see JM6xx rules for
+    the host-local conversion).
+
+    ## Why is this bad?
+    Since JAX 0.4.7 jax.Array cannot be disabled, and in 0.4.14 both options were deleted:
+    `jax.config.update("jax_array", True)` raises, and so does reading the flag. Code written
+    for `jax_array=False` relied on the legacy mode and needs a person to look at it.
+    """
+
+    code = "JM301"
+    name = "jax-array-config"
+    summary = "removed `jax_array`/`jax_parallel_functions_output_gda` options: delete or fold to True"
+    fix_safety = "safe"
+    triggers = (b"jax_array", b"jax_parallel_functions_output_gda")
+    deprecated_in = "0.4.7"
+    removed_in = "0.4.14"
+    replacement_since = "0.4.7"
+    examples = (
+        Example(
+            snippet("""
+                import jax
+
+                jax.config.update("jax_array", True)
+                x = 1
+            """),
+            snippet("""
+                import jax
+
+                x = 1
+            """),
+        ),
+        Example(
+            snippet("""
+                import jax
+
+                def shards(x):
+                    if jax.config.jax_array:
+                        return x.addressable_shards
+                    else:
+                        return x.device_buffers
+            """),
+            snippet("""
+                import jax
+
+                def shards(x):
+                    return x.addressable_shards
+            """),
+            title="a simple condition keeps the jax.Array branch",
+        ),
+        Example(
+            snippet("""
+                from jax.config import config
+
+                config.update("jax_array", False)
+            """),
+            snippet("""
+                from jax.config import config
+
+                config.update("jax_array", False)
+            """),
+            flagged=True,
+            title="code that turned jax.Array off needs a person",
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        for call, _ in ctx.calls_to(f"{CONFIG}.update"):
+            yield from self._update(ctx, call)
+        for node in ctx.nodes(ast.Attribute):
+            if node.attr in OPTIONS and ctx.qualname(node.value) == CONFIG:
+                yield self._read(ctx, node)
+        for call, _ in ctx.calls_to("jax._src.config.jax_array"):
+            yield self.finding(ctx, call, "the `jax_array` option no longer exists: drop this context manager or "
+                               "decorator and keep the jax.Array behaviour")
+
+    def _update(self, ctx: FileContext, call: ast.Call) -> Iterator[Finding]:
+        if len(call.args) != 2 or not isinstance(call.args[0], ast.Constant) or call.args[0].value not in OPTIONS:
+            return
+        option = call.args[0].value
+        value = call.args[1].value if isinstance(call.args[1], ast.Constant) else None
+        stmt = ctx.parent(call)
+        removable = isinstance(stmt, ast.Expr)
+        if value is True and removable:
+            yield self.finding(ctx, call, f"the `{option}` option was removed in JAX 0.4.14; it is always on: delete "
+                               "this line", Fix("safe", edits=(delete_statement(ctx, stmt),)))
+        elif option == OUTPUT_GDA and value is False and removable:
+            yield self.finding(ctx, call, f"the `{option}` option was removed in JAX 0.4.14; pjit outputs are now "
+                               "global jax.Arrays, not host-local: delete this line and convert outputs with "
+                               "`multihost_utils.global_array_to_host_local_array` where host-local data is needed",
+                               Fix("unsafe", edits=(delete_statement(ctx, stmt),)))
+        elif option == JAX_ARRAY and value is False:
+            yield self.finding(ctx, call, "`jax_array` cannot be turned off since JAX 0.4.7: this code relied on the "
+                               "legacy GDA/DeviceArray mode and needs a manual migration to jax.Array")
+        else:
+            yield self.finding(ctx, call, f"the `{option}` option was removed in JAX 0.4.14: remove this update")
+
+    def _read(self, ctx: FileContext, node: ast.Attribute) -> Finding:
+        if node.attr == JAX_ARRAY:
+            folded = fold_true(ctx, node)
+            if folded is not None:
+                statement_edits, edits = folded
+                return self.finding(ctx, node, "`jax_array` is always true since JAX 0.4.7 and the flag was removed in "
+                                    "0.4.14: keep the jax.Array branch",
+                                    Fix("safe", edits=edits, statement_edits=statement_edits))
+            return self.finding(ctx, node, "`jax_array` is always true since JAX 0.4.7 and the flag was removed in "
+                                "0.4.14: replace this read by `True` and simplify", suggestion="True")
+        return self.finding(ctx, node, f"the `{node.attr}` option was removed in JAX 0.4.14: pjit outputs are global "
+                            "jax.Arrays", suggestion="True")

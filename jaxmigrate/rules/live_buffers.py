@@ -1,0 +1,159 @@
+"""JM401: ``live_buffers()`` on a backend or a device → ``jax.live_arrays()``."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, Optional
+
+from jaxmigrate.rules.base import Example, Finding, Fix, Rule, snippet
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.folding import fold_true
+
+GET_BACKEND = "jax._src.lib.xla_bridge.get_backend"
+DEVICE_LISTS = ("jax.devices", "jax.local_devices")
+
+
+class LiveBuffers(Rule):
+    """
+    ## What it does
+    Replaces `backend.live_buffers()` (a backend from `xla_bridge.get_backend()`, directly or
+    through a variable) with `jax.live_arrays()`, and `device.live_buffers()` (a device from
+    `jax.devices()`/`jax.local_devices()`) with the shards of live arrays on that device:
+    `[s.data for a in jax.live_arrays() for s in a.addressable_shards if s.device == device]`.
+    A `hasattr(backend, "live_buffers")` guard around it is folded away. A `live_buffers()`
+    call on anything else is reported with both forms.
+
+    The backend form is a safe fix. The device form is unsafe: it lists single-device
+    jax.Arrays (shards) rather than raw device buffers.
+
+    ## Why is this bad?
+    With jax.Array (the only mode since JAX 0.4.7) `live_buffers()` no longer sees arrays: it
+    returns an empty list, so leak checks built on it silently pass. `jax.live_arrays()` is
+    the replacement.
+    """
+
+    code = "JM401"
+    name = "live-buffers"
+    summary = "`live_buffers()` → `jax.live_arrays()`"
+    fix_safety = "safe"
+    triggers = (b"live_buffers",)
+    deprecated_in = "0.4.7"
+    replacement_since = "0.4.1"
+    examples = (
+        Example(
+            snippet("""
+                import jax
+
+                def leaked():
+                    backend = jax.lib.xla_bridge.get_backend()
+                    if hasattr(backend, "live_buffers"):
+                        return len(backend.live_buffers())
+                    return 0
+            """),
+            snippet("""
+                import jax
+
+                def leaked():
+                    backend = jax.lib.xla_bridge.get_backend()
+                    return len(jax.live_arrays())
+                    return 0
+            """),
+            title="a backend, under a hasattr guard",
+        ),
+        Example(
+            snippet("""
+                import jax
+
+                n = len(jax.devices()[0].live_buffers())
+            """),
+            snippet("""
+                import jax
+
+                n = len([s.data for a in jax.live_arrays() for s in a.addressable_shards if s.device == jax.devices()[0]])
+            """),
+            unsafe=True,
+            title="a device: its shards of the live arrays",
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        for call in ctx.nodes(ast.Call):
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr == "live_buffers" and not call.args and not call.keywords:
+                yield self._call(ctx, call, func.value)
+            elif _is_hasattr_live_buffers(ctx, call):
+                finding = self._guard(ctx, call)
+                if finding:
+                    yield finding
+
+    def _call(self, ctx: FileContext, call: ast.Call, receiver: ast.expr) -> Finding:
+        live, imports = ctx.reference("jax.live_arrays", at=call)
+        kind = _receiver_kind(ctx, receiver)
+        if kind == "backend":
+            fix = Fix("safe", edits=(ctx.replace(call, f"{live}()"),), add_imports=imports)
+            return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: use `jax.live_arrays()`", fix)
+        device = ctx.text(receiver)
+        shards = f"[s.data for a in {live}() for s in a.addressable_shards if s.device == {device}]"
+        if kind == "device":
+            fix = Fix("unsafe", edits=(ctx.replace(call, shards),), add_imports=imports)
+            return self.finding(ctx, call, "`Device.live_buffers()` sees no jax.Array: use the shards of "
+                                "`jax.live_arrays()` on that device", fix)
+        shards = f"[s.data for a in jax.live_arrays() for s in a.addressable_shards if s.device == {device}]"
+        return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: use `jax.live_arrays()` for a backend, or "
+                            "the shards on a device", suggestion=f"jax.live_arrays()  # or: {shards}")
+
+    def _guard(self, ctx: FileContext, call: ast.Call) -> Optional[Finding]:
+        if _receiver_kind(ctx, call.args[0]) is None:
+            return None
+        folded = fold_true(ctx, call)
+        message = "`hasattr(..., \"live_buffers\")` guards a removed API: `jax.live_arrays()` always exists"
+        if folded is None:
+            return self.finding(ctx, call, message, suggestion="True")
+        statement_edits, edits = folded
+        return self.finding(ctx, call, message, Fix("safe", edits=edits, statement_edits=statement_edits))
+
+
+def _is_hasattr_live_buffers(ctx: FileContext, call: ast.Call) -> bool:
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "hasattr"
+        and len(call.args) == 2
+        and isinstance(call.args[1], ast.Constant)
+        and call.args[1].value == "live_buffers"
+    )
+
+
+def _receiver_kind(ctx: FileContext, expr: ast.expr, depth: int = 0) -> Optional[str]:
+    """"backend", "device" or None (unknown)."""
+    if isinstance(expr, ast.Call) and ctx.qualname(expr.func) == GET_BACKEND:
+        return "backend"
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call) and ctx.qualname(expr.value.func) in DEVICE_LISTS:
+        return "device"
+    if isinstance(expr, ast.Name) and depth < 3:
+        source = _single_assignment(ctx, expr)
+        if source is not None:
+            return _receiver_kind(ctx, source, depth + 1)
+        loop = _loop_over(ctx, expr)
+        if loop is not None and isinstance(loop, ast.Call) and ctx.qualname(loop.func) in DEVICE_LISTS:
+            return "device"
+    return None
+
+
+def _single_assignment(ctx: FileContext, name: ast.Name) -> Optional[ast.expr]:
+    scope = ctx.resolver.scope_of(name)
+    bindings = scope.bindings.get(name.id, [])
+    if len(bindings) == 1 and isinstance(bindings[0].node, ast.Assign):
+        stmt = bindings[0].node
+        if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            return stmt.value
+    return None
+
+
+def _loop_over(ctx: FileContext, name: ast.Name) -> Optional[ast.expr]:
+    scope = ctx.resolver.scope_of(name)
+    bindings = scope.bindings.get(name.id, [])
+    if len(bindings) == 1 and isinstance(bindings[0].node, (ast.For, ast.comprehension)):
+        target = bindings[0].node.target
+        if isinstance(target, ast.Name) and target.id == name.id:
+            return bindings[0].node.iter
+    return None

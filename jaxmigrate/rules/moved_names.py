@@ -1,0 +1,369 @@
+"""JM201 moved names (one generic rewriter over the ``moves`` table) and JM203 removed ``maps`` APIs."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.moves import BY_OLD, MOVES, REMOVED_MODULES, Move, applies
+from jaxmigrate.rules.names import canonical
+from jaxmigrate.rules.statements import delete_statement, render_without_names, replace_statement
+
+
+def _last(qualname: str) -> str:
+    return qualname.rpartition(".")[2]
+
+
+class MovedName(Rule):
+    """
+    ## What it does
+    Rewrites imports and uses of JAX names that moved, from one table: `jax.experimental.maps.Mesh`
+    and the lowercase `maps.mesh(devices, names)` context manager → `jax.sharding.Mesh`;
+    `jax.experimental.PartitionSpec`, `jax.experimental.pjit.PartitionSpec` and
+    `jax.interpreters.pxla.PartitionSpec` → `jax.sharding.PartitionSpec`;
+    `jax.experimental.pjit.NamedSharding` and `MeshPspecSharding` → `jax.sharding.NamedSharding`;
+    `OpShardingSharding` → `GSPMDSharding` (for targets before 0.6.0, where it still exists);
+    `jax.experimental.pjit.with_sharding_constraint` → `jax.lax.with_sharding_constraint`;
+    `jax.experimental.gda_serialization` → `jax.experimental.array_serialization`.
+
+    An import is rewritten in place (aliases such as `P` or `PS` are kept, and a `from` import
+    that mixes moved and other names is split); a dotted use such as `maps.Mesh(...)` is
+    replaced by a name the module already has for the new object, else `jax.sharding.Mesh`
+    through an imported `jax`, else a new import. An import of the removed
+    `jax.experimental.maps` module that nothing uses any more is dropped.
+
+    ## Why is this bad?
+    These names were removed from JAX between 0.4.8 and 0.4.14 (`jax.experimental.maps` is
+    gone entirely in current releases): the import fails before any code runs.
+    """
+
+    code = "JM201"
+    name = "moved-sharding-name"
+    summary = "moved sharding names (`maps.Mesh`, `experimental.PartitionSpec`, ...) → `jax.sharding`"
+    fix_safety = "safe"
+    triggers = (b"experimental", b"pxla", b"MeshPspecSharding", b"OpShardingSharding")
+    deprecated_in = "0.4.4"
+    removed_in = "0.4.11"
+    replacement_since = "0.4.1"
+    examples = (
+        Example(
+            snippet("""
+                from jax.experimental import PartitionSpec as PS
+                from jax.experimental.maps import Mesh
+            """),
+            snippet("""
+                from jax.sharding import PartitionSpec as PS
+                from jax.sharding import Mesh
+            """),
+            title="imports keep their aliases",
+        ),
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental import maps
+
+                def run(devices):
+                    with maps.mesh(devices, ("dp", "mp")):
+                        pass
+            """),
+            snippet("""
+                import jax
+
+                def run(devices):
+                    with jax.sharding.Mesh(devices, ("dp", "mp")):
+                        pass
+            """),
+            title="the lowercase `maps.mesh` context manager becomes a `Mesh`",
+        ),
+        Example(
+            snippet("""
+                from jax.experimental.pjit import pjit, PartitionSpec as P
+            """),
+            snippet("""
+                from jax.sharding import PartitionSpec as P
+                from jax.experimental.pjit import pjit
+            """),
+            title="a mixed import is split",
+        ),
+        Example(
+            snippet("""
+                class Config:
+                    mesh_axes = ("data",)
+
+                def build(cfg, mesh):
+                    return mesh.shape, cfg.mesh_axes
+            """),
+            title="`.mesh` and `.mesh_axes` on other objects are not JAX's",
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        for node in ctx.nodes(ast.ImportFrom):
+            finding = self._import_from(ctx, node)
+            if finding:
+                yield finding
+        for node in ctx.nodes(ast.Import):
+            yield from self._import(ctx, node)
+        for node in ctx.nodes(ast.Attribute):
+            finding = self._attribute(ctx, node)
+            if finding:
+                yield finding
+
+    # `from X import a, b as c` -----------------------------------------------------------
+    def _import_from(self, ctx: FileContext, node: ast.ImportFrom) -> Optional[Finding]:
+        if node.level or not node.module:
+            return None
+        module_move = _module_move(node.module)
+        if module_move is not None:
+            new_module = module_move.new + node.module[len(module_move.old):]
+            edit = _module_span_edit(ctx, node, node.module, new_module)
+            if edit is None:  # an unusual layout (a backslash after `from`): rebuild the statement
+                names = ", ".join(ctx.text(a) for a in node.names)
+                edit = ctx.replace(node, f"from {new_module} import {names}")
+            return self.finding(ctx, node, f"`{node.module}` moved to `{new_module}`", Fix("safe", edits=(edit,)))
+        moved: List[Tuple[ast.alias, Move]] = []
+        for alias in node.names:
+            move = BY_OLD.get(canonical(f"{node.module}.{alias.name}") or "")
+            if move is not None:
+                moved.append((alias, move))
+        removed = self._unused_removed_module_aliases(ctx, node)
+        if not moved and not removed:
+            return None
+        if moved and not all(applies(m, ctx.target) for _, m in moved):
+            names = ", ".join(f"`{a.name}`" for a, m in moved if not applies(m, ctx.target))
+            notes = "; ".join(sorted({m.note for _, m in moved if m.note}))
+            return self.finding(ctx, node, f"{names} no longer exist{'s' * (len(moved) == 1)} in JAX and the replacement "
+                                f"does not exist in the target JAX either{': ' + notes if notes else ''}")
+        edits: List[Edit] = []
+        groups: Dict[str, List[str]] = {}
+        for alias, move in moved:
+            text, renames = self._moved_alias(ctx, node, alias, move)
+            groups.setdefault(move.new.rpartition(".")[0], []).append(text)
+            edits.extend(renames)
+        gone = {id(a) for a, _ in moved} | {id(a) for a in removed}
+        kept = [a for a in node.names if id(a) not in gone]
+        simple = not kept and len(groups) == 1 and not edits and all(
+            a.name == _last(m.new) for a, m in moved
+        )
+        if simple:
+            module_edit = _module_span_edit(ctx, node, node.module, next(iter(groups)))
+            if module_edit is not None:
+                edits.append(module_edit)
+                return self._import_finding(ctx, node, moved, removed, edits)
+        new_lines = [f"from {mod} import {', '.join(names)}" for mod, names in groups.items()]
+        if kept:
+            new_lines.append(render_without_names(ctx.text(node), {(a.name, a.asname) for a in node.names if id(a) in gone}))
+        edits.append(replace_statement(ctx, node, new_lines))
+        return self._import_finding(ctx, node, moved, removed, edits)
+
+    def _import_finding(self, ctx, node, moved, removed, edits) -> Finding:
+        parts = [f"`{node.module}.{a.name}` moved to `{m.new}`" for a, m in moved]
+        parts += [f"`{node.module}.{a.name}` no longer exists and is unused" for a in removed]
+        return self.finding(ctx, node, "; ".join(parts), Fix("safe", edits=tuple(edits)))
+
+    def _moved_alias(self, ctx: FileContext, node: ast.ImportFrom, alias: ast.alias, move: Move) -> Tuple[str, List[Edit]]:
+        """The alias text in the new import, and the edits renaming its uses if the name changes."""
+        new_name = _last(move.new)
+        if alias.asname:
+            return (new_name if alias.asname == new_name else f"{new_name} as {alias.asname}"), []
+        if alias.name == new_name:
+            return new_name, []
+        if ctx.resolver.bound_in_any_scope(new_name):
+            return f"{new_name} as {alias.name}", []
+        old_qual = canonical(f"{node.module}.{alias.name}")
+        renames = [
+            ctx.replace(n, new_name)
+            for n in ctx.nodes(ast.Name)
+            if n.id == alias.name and isinstance(n.ctx, ast.Load) and ctx.qualname(n) == old_qual
+        ]
+        return new_name, renames
+
+    def _unused_removed_module_aliases(self, ctx: FileContext, node: ast.ImportFrom) -> List[ast.alias]:
+        out = []
+        for alias in node.names:
+            if f"{node.module}.{alias.name}" in REMOVED_MODULES:
+                local = alias.asname or alias.name
+                if not _uses_of_local(ctx, local, f"{node.module}.{alias.name}"):
+                    out.append(alias)
+        return out
+
+    # `import X.Y as Z` -------------------------------------------------------------------
+    def _import(self, ctx: FileContext, node: ast.Import) -> Iterator[Finding]:
+        for alias in node.names:
+            move = _module_move(alias.name)
+            if move is not None:
+                new = move.new + alias.name[len(move.old):]
+                yield self.finding(
+                    ctx, alias, f"`{alias.name}` moved to `{new}`",
+                    Fix("safe", edits=(ctx.replace(alias, new + (f" as {alias.asname}" if alias.asname else "")),)),
+                )
+            elif alias.name in REMOVED_MODULES:
+                local = alias.asname or alias.name.split(".")[0]
+                if alias.asname and _uses_of_local(ctx, local, alias.name):
+                    continue
+                if not alias.asname and _module_path_used(ctx, alias.name):
+                    continue
+                yield self._drop_import_alias(ctx, node, alias)
+
+    def _drop_import_alias(self, ctx: FileContext, node: ast.Import, alias: ast.alias) -> Finding:
+        others = [a for a in node.names if a is not alias]
+        needs_jax = not alias.asname and _needs_root(ctx, node, alias.name.split(".")[0])
+        if others:
+            text = "import " + ", ".join(ctx.text(a) for a in others) + (", jax" if needs_jax else "")
+            edit = ctx.replace(node, text)
+        elif needs_jax:
+            edit = ctx.replace(node, "import jax")
+        else:
+            edit = delete_statement(ctx, node)
+        return self.finding(ctx, alias, f"`{alias.name}` no longer exists and nothing here uses it any more",
+                            Fix("safe", edits=(edit,)))
+
+    # `maps.Mesh`, `jax.experimental.PartitionSpec` ---------------------------------------
+    def _attribute(self, ctx: FileContext, node: ast.Attribute) -> Optional[Finding]:
+        qual = ctx.qualname(node)
+        move = BY_OLD.get(qual or "")
+        if move is None:
+            return None
+        if not applies(move, ctx.target):
+            note = f": {move.note}" if move.note else ""
+            return self.finding(ctx, node, f"`{qual}` no longer exists in JAX; `{move.new}` does not exist in the "
+                                f"target JAX either{note}")
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        root_qual = ctx.qualname(root) or ""
+        imports: Tuple[ImportRef, ...] = ()
+        if move.module and (move.new + ".").startswith(root_qual + "."):
+            text = ctx.text(root) + move.new[len(root_qual):]
+        else:
+            text, imports = ctx.reference(move.new, at=node)
+        drops = _root_import(ctx, root)
+        fix = Fix("safe", edits=(ctx.replace(node, text),), add_imports=imports, drop_unused_imports=drops)
+        return self.finding(ctx, node, f"`{qual}` moved to `{move.new}`", fix)
+
+
+class RemovedMapsApi(Rule):
+    """
+    ## What it does
+    Reports uses of `jax.experimental.maps` other than `Mesh`/`mesh` (which JM201 rewrites):
+    `xmap`, `thread_resources`, `ResourceEnv`, `SerialLoop` and the rest. They have no
+    mechanical replacement.
+
+    ## Why is this bad?
+    The `jax.experimental.maps` module was deprecated in JAX 0.4.26 and is gone in current
+    releases. `xmap` is replaced by `jax.shard_map` (or `jax.jit` with shardings);
+    `thread_resources.env = ResourceEnv(mesh)` by entering the mesh (`with mesh:`, or
+    `jax.set_mesh(mesh)` on JAX 0.7.1 and later) and passing it where it is needed.
+    """
+
+    code = "JM203"
+    name = "removed-maps-api"
+    summary = "`jax.experimental.maps` APIs without a direct replacement (xmap, thread_resources, ...)"
+    fix_safety = None
+    triggers = (b"maps",)
+    deprecated_in = "0.4.26"
+    removed_in = "0.4.31"
+    examples = (
+        Example(
+            snippet("""
+                from jax.experimental.maps import xmap
+
+                f = xmap(lambda x: x, in_axes=["i"], out_axes=["i"])
+            """),
+            snippet("""
+                from jax.experimental.maps import xmap
+
+                f = xmap(lambda x: x, in_axes=["i"], out_axes=["i"])
+            """),
+            flagged=True,
+        ),
+    )
+
+    ADVICE = {
+        "xmap": "rewrite with `jax.shard_map` (named axes become mesh axes) or `jax.jit` with shardings",
+        "thread_resources": "enter the mesh with `with mesh:` (or `jax.set_mesh(mesh)` on JAX >= 0.7.1) and pass it explicitly",
+        "ResourceEnv": "enter the mesh with `with mesh:` (or `jax.set_mesh(mesh)` on JAX >= 0.7.1) instead of building a ResourceEnv",
+    }
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        for node in ctx.nodes(ast.ImportFrom):
+            if node.level == 0 and node.module in REMOVED_MODULES:
+                for alias in node.names:
+                    if f"{node.module}.{alias.name}" not in BY_OLD:
+                        yield self._report(ctx, alias, node.module, alias.name)
+        for node in ctx.nodes(ast.Attribute):
+            qual = ctx.qualname(node) or ""
+            module, _, name = qual.rpartition(".")
+            if module in REMOVED_MODULES and qual not in BY_OLD:
+                yield self._report(ctx, node, module, name)
+
+    def _report(self, ctx: FileContext, node: ast.AST, module: str, name: str) -> Finding:
+        advice = self.ADVICE.get(name, "it has no replacement in current JAX; see the JAX changelog")
+        return self.finding(ctx, node, f"`{module}.{name}` was removed from JAX: {advice}")
+
+
+# helpers -------------------------------------------------------------------------------
+def _module_move(module: str) -> Optional[Move]:
+    for move in MOVES:
+        if move.module and (module == move.old or module.startswith(move.old + ".")):
+            return move
+    return None
+
+
+def _module_span_edit(ctx: FileContext, node: ast.ImportFrom, old: str, new: str) -> Optional[Edit]:
+    text = ctx.text(node)
+    pattern = re.compile(r"from\s+(" + r"\s*\.\s*".join(map(re.escape, old.split("."))) + r")\b")
+    match = pattern.match(text)
+    if match is None:
+        return None
+    start = ctx.span(node)[0]
+    return Edit(start + match.start(1), start + match.end(1), new)
+
+
+def _uses_of_local(ctx: FileContext, local: str, qual: str) -> bool:
+    return any(
+        n.id == local and isinstance(n.ctx, ast.Load) and ctx.qualname(n) == qual for n in ctx.nodes(ast.Name)
+    )
+
+
+def _module_path_used(ctx: FileContext, module: str) -> bool:
+    """Whether any attribute chain goes through ``module`` (e.g. ``jax.experimental.maps.xmap``)."""
+    return any(ctx.qualname(n) == module for n in ctx.nodes(ast.Attribute))
+
+
+def _needs_root(ctx: FileContext, node: ast.Import, root: str) -> bool:
+    """Whether dropping ``import root.x.y`` would leave uses of ``root`` with no other import."""
+    used = any(n.id == root and isinstance(n.ctx, ast.Load) and ctx.qualname(n) == root for n in ctx.nodes(ast.Name))
+    if not used:
+        return False
+    for other in ctx.resolver.imports:
+        if other is node or not isinstance(other, ast.Import):
+            continue
+        if any(a.asname is None and a.name.split(".")[0] == root for a in other.names):
+            return False
+    return True
+
+
+def _root_import(ctx: FileContext, root: ast.AST) -> Tuple[ImportRef, ...]:
+    """The import that bound the root of a rewritten chain, to drop if it is now unused."""
+    if not isinstance(root, ast.Name):
+        return ()
+    scope = ctx.resolver.scope_of(root)
+    owner = ctx.resolver.lookup(root.id, scope)
+    if owner is None or owner.kind != "module":
+        return ()
+    refs = []
+    for b in owner.bindings.get(root.id, []):
+        stmt = b.node
+        if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            for a in stmt.names:
+                if (a.asname or a.name) == root.id:
+                    refs.append(ImportRef(stmt.module, a.name, a.asname))
+        elif isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if a.asname == root.id:
+                    refs.append(ImportRef(a.name, None, a.asname))
+    return tuple(refs)

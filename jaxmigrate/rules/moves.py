@@ -1,0 +1,73 @@
+"""The table of moved and renamed JAX names: data read by the generic rewriter in ``moved_names``.
+
+Versions are JAX releases: ``since`` is the first with the new name, ``until`` the first without
+it (None: still there), ``removed_in`` when the old name stopped working.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class Move:
+    old: str
+    new: str
+    since: str
+    removed_in: str
+    module: bool = False  # a module path: uses keep their root and change the path
+    until: Optional[str] = None
+    note: str = ""
+
+
+MOVES: Tuple[Move, ...] = (
+    Move("jax.experimental.maps.Mesh", "jax.sharding.Mesh", "0.4.1", "0.4.11"),
+    # the lowercase context manager takes the same (devices, axis_names); a Mesh is a context manager
+    Move("jax.experimental.maps.mesh", "jax.sharding.Mesh", "0.4.1", "0.4.11"),
+    Move("jax.interpreters.pxla.Mesh", "jax.sharding.Mesh", "0.4.1", "0.4.11"),
+    Move("jax.experimental.PartitionSpec", "jax.sharding.PartitionSpec", "0.4.1", "0.4.11"),
+    Move("jax.experimental.pjit.PartitionSpec", "jax.sharding.PartitionSpec", "0.4.1", "0.4.11"),
+    Move("jax.interpreters.pxla.PartitionSpec", "jax.sharding.PartitionSpec", "0.4.1", "0.4.11"),
+    Move("jax.experimental.pjit.NamedSharding", "jax.sharding.NamedSharding", "0.4.1", "0.4.11"),
+    Move("jax.experimental.sharding.NamedSharding", "jax.sharding.NamedSharding", "0.4.1", "0.4.11"),
+    Move("jax.experimental.sharding.MeshPspecSharding", "jax.sharding.NamedSharding", "0.4.1", "0.4.8"),
+    Move("jax.sharding.MeshPspecSharding", "jax.sharding.NamedSharding", "0.4.1", "0.4.8"),
+    Move("jax.experimental.sharding.Sharding", "jax.sharding.Sharding", "0.4.1", "0.4.11"),
+    Move("jax.experimental.sharding.SingleDeviceSharding", "jax.sharding.SingleDeviceSharding", "0.4.1", "0.4.11"),
+    Move("jax.experimental.sharding.PmapSharding", "jax.sharding.PmapSharding", "0.4.1", "0.4.11"),
+    Move("jax.sharding.OpShardingSharding", "jax.sharding.GSPMDSharding", "0.4.5", "0.4.12", until="0.6.0",
+         note="GSPMDSharding itself is deprecated since JAX 0.6.0: use NamedSharding"),
+    Move("jax.experimental.sharding.OpShardingSharding", "jax.sharding.GSPMDSharding", "0.4.5", "0.4.12", until="0.6.0",
+         note="GSPMDSharding itself is deprecated since JAX 0.6.0: use NamedSharding"),
+    Move("jax._src.sharding.OpShardingSharding", "jax.sharding.GSPMDSharding", "0.4.5", "0.4.12", until="0.6.0",
+         note="GSPMDSharding itself is deprecated since JAX 0.6.0: use NamedSharding"),
+    Move("jax.experimental.pjit.with_sharding_constraint", "jax.lax.with_sharding_constraint", "0.4.1", "0.4.26"),
+    Move("jax.experimental.gda_serialization", "jax.experimental.array_serialization", "0.4.9", "0.4.14", module=True),
+)
+
+BY_OLD: Dict[str, Move] = {m.old: m for m in MOVES}
+MODULE_MOVES: Tuple[Move, ...] = tuple(m for m in MOVES if m.module)
+
+# Modules that no longer exist at all: an import of one that nothing uses any more is dropped.
+REMOVED_MODULES = ("jax.experimental.maps",)
+
+
+def version(text: str) -> Tuple[int, ...]:
+    return tuple(int(p) for p in text.split("."))
+
+
+def applies(move: Move, target: Optional[Tuple[int, ...]]) -> bool:
+    """Whether ``move.new`` exists in the target JAX (None: the newest release)."""
+    if target is None:
+        return move.until is None
+    return version(move.since) <= target and (move.until is None or target < version(move.until))
+
+
+def lookup(qualname: Optional[str]) -> Optional[Move]:
+    """The move for a qualified name: exactly, or through a moved module prefix."""
+    if qualname is None:
+        return None
+    if qualname in BY_OLD:
+        return BY_OLD[qualname]
+    return None

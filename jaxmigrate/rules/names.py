@@ -1,0 +1,295 @@
+"""Resolve names and attribute chains to qualified names, on ``ast``, with light scoping.
+
+This is the cheap stand-in for LibCST's QualifiedNameProvider: imports anywhere in the module
+(module level, function bodies, ``try`` blocks) bind names; a function's parameters, its own
+``def``/``class`` statements and assignments shadow outer bindings. A name bound in one scope by
+both a JAX import and something else (a project's own ``def pjit``) resolves to nothing, so rules
+leave it alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional
+
+# Internal or historical paths of the same object, mapped to the path rules match on.
+CANONICAL = {
+    "jax._src.pjit.pjit": "jax.experimental.pjit.pjit",
+    "jax.experimental.pjit.pjit": "jax.experimental.pjit.pjit",
+    "jax._src.pjit.with_sharding_constraint": "jax.experimental.pjit.with_sharding_constraint",
+    "jax.config.config": "jax.config",
+    "jax._src.config.config": "jax.config",
+    "jax.lib.xla_bridge": "jax._src.lib.xla_bridge",
+    "jax._src.xla_bridge": "jax._src.lib.xla_bridge",
+    "jax.interpreters.xla.xb": "jax._src.lib.xla_bridge",
+    "jax.extend.backend.get_backend": "jax._src.lib.xla_bridge.get_backend",
+}
+
+
+def canonical(qualname: Optional[str]) -> Optional[str]:
+    if qualname is None:
+        return None
+    # longest matching prefix wins: "jax.lib.xla_bridge.get_backend" -> "jax._src.lib..."
+    parts = qualname.split(".")
+    for i in range(len(parts), 0, -1):
+        head = ".".join(parts[:i])
+        if head in CANONICAL:
+            return ".".join([CANONICAL[head], *parts[i:]])
+    return qualname
+
+
+@dataclass
+class Binding:
+    kind: str  # "import", "alias" (x = some.dotted.name), "none" (x = None), "other"
+    qualname: Optional[str] = None
+    value: Optional[ast.expr] = None  # for "alias"
+    node: Optional[ast.AST] = None  # the statement that binds
+
+
+class Scope:
+    def __init__(self, node: ast.AST, parent: Optional["Scope"], kind: str) -> None:
+        self.node = node
+        self.parent = parent
+        self.kind = kind  # "module", "function", "class"
+        self.bindings: Dict[str, List[Binding]] = {}
+
+    def bind(self, name: str, binding: Binding) -> None:
+        self.bindings.setdefault(name, []).append(binding)
+
+
+def _dotted(node: ast.AST) -> Optional[List[str]]:
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return parts[::-1]
+    return None
+
+
+class _Binder(ast.NodeVisitor):
+    """Collects bindings per scope and remembers the scope of every Name node."""
+
+    def __init__(self, module: ast.Module) -> None:
+        self.module_scope = Scope(module, None, "module")
+        self.scope = self.module_scope
+        self.scope_of: Dict[int, Scope] = {}
+        self.imports: List[ast.AST] = []
+        self.scopes: List[Scope] = [self.module_scope]
+
+    # scopes ------------------------------------------------------------------------------
+    def _function(self, node: ast.AST, name: Optional[str]) -> None:
+        if name is not None:
+            self.scope.bind(name, Binding("other", node=node))
+        for deco in getattr(node, "decorator_list", []):
+            self.visit(deco)
+        args: ast.arguments = node.args  # type: ignore[attr-defined]
+        for default in [*args.defaults, *[d for d in args.kw_defaults if d is not None]]:
+            self.visit(default)
+        for ann in [a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if a.annotation]:
+            self.visit(ann)
+        if getattr(node, "returns", None) is not None:
+            self.visit(node.returns)  # type: ignore[attr-defined]
+        outer = self.scope
+        self.scope = Scope(node, outer, "function")
+        self.scopes.append(self.scope)
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if a is not None:
+                self.scope.bind(a.arg, Binding("other", node=node))
+        body = node.body  # type: ignore[attr-defined]
+        for stmt in body if isinstance(body, list) else [body]:
+            self.visit(stmt)
+        self.scope = outer
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._function(node, node.name)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._function(node, None)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.scope.bind(node.name, Binding("other", node=node))
+        for expr in [*node.decorator_list, *node.bases, *[k.value for k in node.keywords]]:
+            self.visit(expr)
+        outer = self.scope
+        self.scope = Scope(node, outer, "class")
+        self.scopes.append(self.scope)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scope = outer
+
+    # bindings ----------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        self.imports.append(node)
+        for alias in node.names:
+            if alias.asname:
+                self.scope.bind(alias.asname, Binding("import", alias.name, node=node))
+            else:
+                root = alias.name.split(".")[0]
+                self.scope.bind(root, Binding("import", root, node=node))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self.imports.append(node)
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            local = alias.asname or alias.name
+            qual = f"{node.module}.{alias.name}" if node.module and not node.level else None
+            self.scope.bind(local, Binding("import" if qual else "other", qual, node=node))
+
+    def _bind_target(self, target: ast.AST, value: Optional[ast.expr], stmt: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            if value is not None and _dotted(value) is not None:
+                self.scope.bind(target.id, Binding("alias", value=value, node=stmt))
+            elif isinstance(value, ast.Constant) and value.value is None:
+                self.scope.bind(target.id, Binding("none", node=stmt))
+            else:
+                self.scope.bind(target.id, Binding("other", node=stmt))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._bind_target(elt, None, stmt)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, None, stmt)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self._bind_target(target, node.value, node)
+            self.visit(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+        self.visit(node.annotation)
+        self._bind_target(node.target, node.value, node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.generic_visit(node)
+        self._bind_target(node.target, None, node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        self._bind_target(node.target, None, node)
+
+    def _loop_target(self, node: ast.AST) -> None:
+        self._bind_target(node.target, None, node)  # type: ignore[attr-defined]
+        self.generic_visit(node)
+
+    visit_For = visit_AsyncFor = _loop_target  # type: ignore[assignment]
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self._bind_target(node.target, None, node)
+        self.generic_visit(node)
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        self.visit(node.context_expr)
+        if node.optional_vars is not None:
+            self._bind_target(node.optional_vars, None, node)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.scope.bind(node.name, Binding("other", node=node))
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self.scope_of[id(node)] = self.scope
+
+
+class Resolver:
+    """Qualified names for expressions of one module."""
+
+    def __init__(self, module: ast.Module) -> None:
+        binder = _Binder(module)
+        binder.visit(module)
+        self.module_scope = binder.module_scope
+        self._scope_of = binder.scope_of
+        self.imports = binder.imports
+        self.scopes = binder.scopes
+        self._resolving: set = set()
+
+    # -------------------------------------------------------------------------------------
+    def lookup(self, name: str, scope: Scope) -> Optional[Scope]:
+        start = scope
+        while scope is not None:
+            if scope.kind == "class" and scope is not start:
+                scope = scope.parent  # class bodies are not visible to nested functions
+                continue
+            if name in scope.bindings:
+                return scope
+            scope = scope.parent
+        return None
+
+    def resolve_name(self, name: str, scope: Scope) -> Optional[str]:
+        owner = self.lookup(name, scope)
+        if owner is None:
+            return None
+        key = (id(owner), name)
+        if key in self._resolving:
+            return None
+        self._resolving.add(key)
+        try:
+            quals = set()
+            for b in owner.bindings[name]:
+                if b.kind == "import":
+                    quals.add(canonical(b.qualname))
+                elif b.kind == "alias":
+                    quals.add(self.qualname(b.value, owner))  # type: ignore[arg-type]
+                elif b.kind == "none":
+                    continue  # `x = None` fallbacks next to an import do not hide it
+                else:
+                    return None
+            quals.discard(None)
+            return quals.pop() if len(quals) == 1 else None
+        finally:
+            self._resolving.discard(key)
+
+    def qualname(self, node: ast.AST, scope: Optional[Scope] = None) -> Optional[str]:
+        """``jax.experimental.pjit.pjit`` for ``pjit_lib.pjit`` and the like, else None."""
+        parts = _dotted(node)
+        if parts is None:
+            return None
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if scope is None:
+            scope = self._scope_of.get(id(root), self.module_scope)
+        head = self.resolve_name(parts[0], scope)
+        if head is None:
+            return None
+        return canonical(".".join([head, *parts[1:]]))
+
+    def scope_of(self, node: ast.AST) -> Scope:
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return self._scope_of.get(id(node), self.module_scope)
+
+    def module_names_for(self, qualname: str) -> Iterator[str]:
+        """Module-level names that are bound to exactly ``qualname``."""
+        for name in self.module_scope.bindings:
+            if self.resolve_name(name, self.module_scope) == qualname:
+                yield name
+
+    def is_import(self, name: str, scope: Scope) -> bool:
+        """Whether ``name``, seen from ``scope``, is bound by import statements only."""
+        owner = self.lookup(name, scope)
+        return owner is not None and all(b.kind == "import" for b in owner.bindings[name])
+
+    def visible_names(self, scope: Scope) -> set:
+        """Names visible from ``scope`` (its own, then enclosing function and module scopes)."""
+        names: set = set()
+        start = scope
+        while scope is not None:
+            if scope.kind != "class" or scope is start:
+                names.update(scope.bindings)
+            scope = scope.parent
+        return names
+
+    def bound_in_any_scope(self, name: str) -> bool:
+        return any(name in s.bindings for s in self.scopes)
+
+    def is_bound_at_module(self, name: str) -> bool:
+        return name in self.module_scope.bindings

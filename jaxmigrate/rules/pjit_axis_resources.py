@@ -1,0 +1,209 @@
+"""JM101: pjit's ``in_axis_resources``/``out_axis_resources`` keywords → ``in_shardings``/``out_shardings``."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, List, Optional
+
+from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, snippet
+from jaxmigrate.rules.context import FileContext
+
+PJIT = "jax.experimental.pjit.pjit"
+PARTIAL = "functools.partial"
+RENAMES = {"in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"}
+
+
+class PjitAxisResources(Rule):
+    """
+    ## What it does
+    Renames the `in_axis_resources` and `out_axis_resources` keywords of
+    `jax.experimental.pjit.pjit` to `in_shardings` and `out_shardings`, in calls, in
+    `functools.partial(pjit, ...)` (also as a decorator) and in a `dict(...)`/`{...}` of keyword
+    arguments whose only use is `**kwargs` into a pjit call in the same function.
+
+    ## Why is this bad?
+    The keywords were deprecated in JAX 0.4.9 and deleted in 0.4.14: the call raises a
+    `TypeError`. Inside `pjit` the rename keeps the meaning exactly, `None` (replicated)
+    included. Positional specs (`pjit(f, P('x'), None)`) keep working and are left alone.
+
+    Other dynamic forms (a keyword dict that is also used elsewhere, a key added by
+    subscript) are reported for a manual rename. Calls to anything that is not JAX's pjit (a
+    project's own wrapper or partitioner taking a keyword of the same name) are left alone.
+    """
+
+    code = "JM101"
+    name = "pjit-axis-resources"
+    summary = "pjit `in_axis_resources`/`out_axis_resources` renamed to `in_shardings`/`out_shardings`"
+    fix_safety = "safe"
+    triggers = (b"in_axis_resources", b"out_axis_resources")
+    deprecated_in = "0.4.9"
+    removed_in = "0.4.14"
+    replacement_since = "0.4.7"
+    examples = (
+        Example(
+            snippet("""
+                from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
+
+                f = pjit(lambda x: x * 2, in_axis_resources=P("x"), out_axis_resources=None)
+            """),
+            snippet("""
+                from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
+
+                f = pjit(lambda x: x * 2, in_shardings=P("x"), out_shardings=None)
+            """),
+            title="keywords of a pjit call",
+        ),
+        Example(
+            snippet("""
+                from functools import partial
+                import jax.experimental.pjit as pjit_lib
+
+                @partial(pjit_lib.pjit, in_axis_resources=None, out_axis_resources=None)
+                def step(x):
+                    return x + 1
+            """),
+            snippet("""
+                from functools import partial
+                import jax.experimental.pjit as pjit_lib
+
+                @partial(pjit_lib.pjit, in_shardings=None, out_shardings=None)
+                def step(x):
+                    return x + 1
+            """),
+            title="partial used as a decorator",
+        ),
+        Example(
+            snippet("""
+                def partition(fn, in_axis_resources, out_axis_resources):
+                    return fn
+
+                step = partition(abs, in_axis_resources=None, out_axis_resources=None)
+            """),
+            title="a project's own function with a keyword of the same name is not JAX's pjit",
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        handled_dicts = set()
+        for call in ctx.nodes(ast.Call):
+            if not self._is_pjit_call(ctx, call):
+                continue
+            for kw in call.keywords:
+                if kw.arg in RENAMES:
+                    yield self._keyword_finding(ctx, kw)
+                elif kw.arg is None:  # **kwargs
+                    yield from self._kwargs(ctx, call, kw.value, handled_dicts)
+        yield from self._dynamic_keys(ctx, handled_dicts)
+
+    # -------------------------------------------------------------------------------------
+    @staticmethod
+    def _is_pjit_call(ctx: FileContext, call: ast.Call) -> bool:
+        callee = ctx.qualname(call.func)
+        if callee == PJIT:
+            return True
+        return callee == PARTIAL and bool(call.args) and ctx.qualname(call.args[0]) == PJIT
+
+    def _keyword_finding(self, ctx: FileContext, kw: ast.keyword) -> Finding:
+        start = ctx.offset(kw.lineno, kw.col_offset)
+        new = RENAMES[kw.arg]  # type: ignore[index]
+        fix = Fix("safe", edits=(Edit(start, start + len(kw.arg), new),))  # type: ignore[arg-type]
+        return self.finding(ctx, kw, f"`{kw.arg}` was removed from pjit in JAX 0.4.14: use `{new}`", fix)
+
+    def _kwargs(self, ctx: FileContext, call: ast.Call, value: ast.expr, handled: set) -> Iterator[Finding]:
+        """``pjit(f, **kw)`` where ``kw`` is a keyword dict built in the same function."""
+        if not isinstance(value, ast.Name):
+            return
+        scope = ctx.resolver.scope_of(value)
+        bindings = scope.bindings.get(value.id, [])
+        if len(bindings) != 1:
+            return
+        stmt = bindings[0].node
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+            return
+        keys = _legacy_keys(ctx, stmt.value)
+        if not keys:
+            return
+        handled.add(id(stmt.value))
+        only_use = _load_count(ctx, value.id, scope) == 1
+        for key_node, key in keys:
+            if only_use:
+                edit = _rename_key(ctx, key_node, key)
+                fix = Fix("safe", edits=(edit,))
+                yield self.finding(ctx, key_node, f"`{key}` reaches pjit through `**{value.id}`: use `{RENAMES[key]}`", fix)
+            else:
+                yield self.finding(
+                    ctx,
+                    key_node,
+                    f"`{key}` reaches pjit through `**{value.id}`, which is also used elsewhere: rename it by hand",
+                    suggestion=RENAMES[key],
+                )
+
+    def _dynamic_keys(self, ctx: FileContext, handled: set) -> Iterator[Finding]:
+        """String keys naming the removed keywords, in modules that use pjit."""
+        if not any(ctx.qualname(n) == PJIT for n in _name_like(ctx)):
+            return
+        for const in ctx.nodes(ast.Constant):
+            if const.value in RENAMES and not _inside(ctx, const, handled):
+                yield self.finding(
+                    ctx,
+                    const,
+                    f"the string {const.value!r} looks like a pjit keyword built at run time: rename it by hand",
+                    suggestion=repr(RENAMES[const.value]),
+                )
+        for call in ctx.nodes(ast.Call):
+            if isinstance(call.func, ast.Name) and call.func.id == "dict" and id(call) not in handled:
+                for kw in call.keywords:
+                    if kw.arg in RENAMES:
+                        yield self.finding(
+                            ctx,
+                            kw,
+                            f"`dict({kw.arg}=...)` looks like pjit keywords built at run time: rename it by hand",
+                            suggestion=f"dict({RENAMES[kw.arg]}=...)",
+                        )
+
+
+def _name_like(ctx: FileContext) -> List[ast.AST]:
+    return [*ctx.nodes(ast.Name), *ctx.nodes(ast.Attribute)]
+
+
+def _legacy_keys(ctx: FileContext, value: ast.expr) -> List[tuple]:
+    """(node, key) for each legacy keyword in a ``dict(...)`` call or a ``{...}`` literal."""
+    found = []
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+        for kw in value.keywords:
+            if kw.arg in RENAMES:
+                found.append((kw, kw.arg))
+    elif isinstance(value, ast.Dict):
+        for key in value.keys:
+            if isinstance(key, ast.Constant) and key.value in RENAMES:
+                found.append((key, key.value))
+    return found
+
+
+def _rename_key(ctx: FileContext, node: ast.AST, key: str) -> Edit:
+    if isinstance(node, ast.keyword):
+        start = ctx.offset(node.lineno, node.col_offset)
+        return Edit(start, start + len(key), RENAMES[key])
+    text = ctx.text(node)
+    quote = text[-1]
+    prefix = text[: text.index(quote)]  # keep string prefixes and quote style
+    return ctx.replace(node, f"{prefix}{quote}{RENAMES[key]}{quote}" if quote * 3 not in text else f"{prefix}{quote * 3}{RENAMES[key]}{quote * 3}")
+
+
+def _load_count(ctx: FileContext, name: str, scope) -> int:
+    return sum(
+        1
+        for n in ctx.nodes(ast.Name)
+        if n.id == name and isinstance(n.ctx, ast.Load) and ctx.resolver.scope_of(n) is scope
+    )
+
+
+def _inside(ctx: FileContext, node: ast.AST, handled: set) -> bool:
+    parent: Optional[ast.AST] = ctx.parent(node)
+    while parent is not None:
+        if id(parent) in handled:
+            return True
+        parent = ctx.parent(parent)
+    return False

@@ -1,0 +1,62 @@
+"""Statement-level text edits shared by rules: replace a statement by lines, delete one."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import List
+
+import libcst as cst
+
+from jaxmigrate.rules.base import Edit
+from jaxmigrate.rules.context import FileContext
+
+
+def statement_prefix(ctx: FileContext, node: ast.stmt) -> str:
+    line = ctx.line_text(node.lineno)
+    return line[: ctx.offset(node.lineno, node.col_offset) - ctx.line_start(node.lineno)]
+
+
+def replace_statement(ctx: FileContext, node: ast.stmt, lines: List[str]) -> Edit:
+    prefix = statement_prefix(ctx, node)
+    joiner = newline(ctx) + prefix if prefix.strip() == "" else "; "
+    return ctx.replace(node, joiner.join(lines))
+
+
+def newline(ctx: FileContext) -> str:
+    m = re.search(r"\r\n|\r|\n", ctx.source)
+    return m.group(0) if m else "\n"
+
+
+def delete_statement(ctx: FileContext, node: ast.stmt) -> Edit:
+    """Delete a statement: its whole lines when it stands alone on them and is not the only
+    statement of its block; otherwise replace it by ``pass``."""
+    start, end = ctx.span(node)
+    end_line = node.end_lineno or node.lineno
+    rest = ctx.line_text(end_line)[end - ctx.line_start(end_line):]
+    parent = ctx.parent(node)
+    block = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if node in (getattr(parent, f, None) or [])), [])
+    alone = statement_prefix(ctx, node).strip() == "" and rest.strip() == ""
+    if alone and (len(block) > 1 or isinstance(parent, ast.Module)):
+        return Edit(ctx.line_start(node.lineno), ctx.line_start(end_line) + len(ctx.line_text(end_line)), "")
+    return Edit(start, end, "pass")
+
+
+def render_without_names(statement: str, names: set) -> str:
+    """``names`` holds (name, asname) pairs to drop from an ``import``/``from ... import``."""
+    stmt = cst.parse_statement(statement)
+    imp = stmt.body[0]  # type: ignore[attr-defined]
+
+    def key(a: cst.ImportAlias):
+        asname = a.asname.name.value if a.asname and isinstance(a.asname.name, cst.Name) else None
+        return (cst.helpers.get_full_name_for_node(a.name), asname)
+
+    kept = [a for a in imp.names if key(a) not in names]
+    if getattr(imp, "lpar", None) is None:  # a trailing comma is only allowed inside parentheses
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    text = cst.Module(body=[]).code_for_node(imp.with_changes(names=kept))
+    # the closing parenthesis keeps the indentation it had on its own line
+    close = re.search(r"\n([ \t]*)\)$", statement)
+    if close is not None:
+        text = re.sub(r"\n[ \t]*\)$", "\n" + close.group(1) + ")", text)
+    return text

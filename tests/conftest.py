@@ -1,0 +1,25 @@
+"""Shared helpers: run the engine on text in memory."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional, Sequence
+
+from jaxmigrate.engine.pipeline import Outcome, Settings, transform
+from jaxmigrate.rules import ALL_RULES
+
+
+def settings(codes: Optional[Sequence[str]] = None, *, fix: bool = True, unsafe: bool = False, target=None) -> Settings:
+    codes = tuple(codes) if codes else tuple(r.code for r in ALL_RULES)
+    return Settings(codes, fix=fix, write=False, unsafe_fixes=unsafe, target=target)
+
+
+def run(text: str, codes=None, *, fix: bool = True, unsafe: bool = False, target=None) -> Outcome:
+    out = transform(text.encode("utf-8"), "example.py", settings(codes, fix=fix, unsafe=unsafe, target=target))
+    if not out.original:  # prefilter: nothing to do
+        out.original = out.text = text
+    return out
+
+
+def assert_parses(text: str) -> None:
+    ast.parse(text)
