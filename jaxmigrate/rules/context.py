@@ -126,6 +126,29 @@ class FileContext:
         root = qualname.split(".")[0]
         return qualname, (ImportRef(root),)
 
+    def root_import(self, root: ast.AST) -> Tuple[ImportRef, ...]:
+        """The import that bound the root of a rewritten chain, to drop if it is now unused."""
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return ()
+        scope = self.resolver.scope_of(root)
+        owner = self.resolver.lookup(root.id, scope)
+        if owner is None or owner.kind != "module":
+            return ()
+        refs = []
+        for b in owner.bindings.get(root.id, []):
+            stmt = b.node
+            if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+                for a in stmt.names:
+                    if (a.asname or a.name) == root.id:
+                        refs.append(ImportRef(stmt.module, a.name, a.asname))
+            elif isinstance(stmt, ast.Import):
+                for a in stmt.names:
+                    if a.asname == root.id:
+                        refs.append(ImportRef(a.name, None, a.asname))
+        return tuple(refs)
+
     # edits -------------------------------------------------------------------------------
     def replace(self, node: ast.AST, text: str) -> Edit:
         start, end = self.span(node)

@@ -109,14 +109,15 @@ class JaxArrayConfig(Rule):
         value = call.args[1].value if isinstance(call.args[1], ast.Constant) else None
         stmt = ctx.parent(call)
         removable = isinstance(stmt, ast.Expr)
+        drops = ctx.root_import(call.func)
         if value is True and removable:
             yield self.finding(ctx, call, f"the `{option}` option was removed in JAX 0.4.14; it is always on: delete "
-                               "this line", Fix("safe", edits=(delete_statement(ctx, stmt),)))
+                               "this line", Fix("safe", edits=(delete_statement(ctx, stmt),), drop_unused_imports=drops))
         elif option == OUTPUT_GDA and value is False and removable:
             yield self.finding(ctx, call, f"the `{option}` option was removed in JAX 0.4.14; pjit outputs are now "
                                "global jax.Arrays, not host-local: delete this line and convert outputs with "
                                "`multihost_utils.global_array_to_host_local_array` where host-local data is needed",
-                               Fix("unsafe", edits=(delete_statement(ctx, stmt),)))
+                               Fix("unsafe", edits=(delete_statement(ctx, stmt),), drop_unused_imports=drops))
         elif option == JAX_ARRAY and value is False:
             yield self.finding(ctx, call, "`jax_array` cannot be turned off since JAX 0.4.7: this code relied on the "
                                "legacy GDA/DeviceArray mode and needs a manual migration to jax.Array")
@@ -130,7 +131,8 @@ class JaxArrayConfig(Rule):
                 statement_edits, edits = folded
                 return self.finding(ctx, node, "`jax_array` is always true since JAX 0.4.7 and the flag was removed in "
                                     "0.4.14: keep the jax.Array branch",
-                                    Fix("safe", edits=edits, statement_edits=statement_edits))
+                                    Fix("safe", edits=edits, statement_edits=statement_edits,
+                                        drop_unused_imports=ctx.root_import(node)))
             return self.finding(ctx, node, "`jax_array` is always true since JAX 0.4.7 and the flag was removed in "
                                 "0.4.14: replace this read by `True` and simplify", suggestion="True")
         return self.finding(ctx, node, f"the `{node.attr}` option was removed in JAX 0.4.14: pjit outputs are global "

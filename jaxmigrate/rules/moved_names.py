@@ -240,7 +240,7 @@ class MovedName(Rule):
             text = ctx.text(root) + move.new[len(root_qual):]
         else:
             text, imports = ctx.reference(move.new, at=node)
-        drops = _root_import(ctx, root)
+        drops = ctx.root_import(root)
         fix = Fix("safe", edits=(ctx.replace(node, text),), add_imports=imports, drop_unused_imports=drops)
         return self.finding(ctx, node, f"`{qual}` moved to `{move.new}`", fix)
 
@@ -345,25 +345,3 @@ def _needs_root(ctx: FileContext, node: ast.Import, root: str) -> bool:
         if any(a.asname is None and a.name.split(".")[0] == root for a in other.names):
             return False
     return True
-
-
-def _root_import(ctx: FileContext, root: ast.AST) -> Tuple[ImportRef, ...]:
-    """The import that bound the root of a rewritten chain, to drop if it is now unused."""
-    if not isinstance(root, ast.Name):
-        return ()
-    scope = ctx.resolver.scope_of(root)
-    owner = ctx.resolver.lookup(root.id, scope)
-    if owner is None or owner.kind != "module":
-        return ()
-    refs = []
-    for b in owner.bindings.get(root.id, []):
-        stmt = b.node
-        if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
-            for a in stmt.names:
-                if (a.asname or a.name) == root.id:
-                    refs.append(ImportRef(stmt.module, a.name, a.asname))
-        elif isinstance(stmt, ast.Import):
-            for a in stmt.names:
-                if a.asname == root.id:
-                    refs.append(ImportRef(a.name, None, a.asname))
-    return tuple(refs)
