@@ -101,6 +101,17 @@ class JaxArrayConfig(Rule):
         for call, _ in ctx.calls_to("jax._src.config.jax_array"):
             yield self.finding(ctx, call, "the `jax_array` option no longer exists: drop this context manager or "
                                "decorator and keep the jax.Array behaviour")
+        for node in ctx.nodes(ast.ImportFrom):
+            if node.module == "jax._src.config" and not node.level:
+                for alias in node.names:
+                    if alias.name in ("jax_array", "parallel_functions_output_gda"):
+                        yield self.finding(ctx, alias, f"JAX's internal `{alias.name}` option state no longer exists: "
+                                           "drop the import and the code that toggles it")
+        for call, _ in ctx.calls_to("jax._src.test_util.with_config"):
+            for kw in call.keywords:
+                if kw.arg in OPTIONS:
+                    yield self.finding(ctx, kw, f"the `{kw.arg}` option no longer exists: drop `{kw.arg}=` from "
+                                       "`with_config` (jax.Array is always on)")
 
     def _update(self, ctx: FileContext, call: ast.Call) -> Iterator[Finding]:
         if len(call.args) != 2 or not isinstance(call.args[0], ast.Constant) or call.args[0].value not in OPTIONS:

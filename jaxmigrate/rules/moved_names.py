@@ -102,9 +102,12 @@ class MovedName(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for node in ctx.nodes(ast.ImportFrom):
-            finding = self._import_from(ctx, node)
+            blocked: List[Finding] = []
+            finding = self._import_from(ctx, node, blocked)
+            yield from blocked
             if finding:
                 yield finding
+        yield from self._uses_without_replacement(ctx)
         for node in ctx.nodes(ast.Import):
             yield from self._import(ctx, node)
         for node in ctx.nodes(ast.Attribute):
@@ -113,7 +116,8 @@ class MovedName(Rule):
                 yield finding
 
     # `from X import a, b as c` -----------------------------------------------------------
-    def _import_from(self, ctx: FileContext, node: ast.ImportFrom) -> Optional[Finding]:
+    def _import_from(self, ctx: FileContext, node: ast.ImportFrom, blocked: List[Finding]) -> Optional[Finding]:
+        """The fix for one ``from`` import; names whose replacement the target lacks go to ``blocked``."""
         if node.level or not node.module:
             return None
         module_move = _module_move(node.module)
@@ -127,16 +131,15 @@ class MovedName(Rule):
         moved: List[Tuple[ast.alias, Move]] = []
         for alias in node.names:
             move = BY_OLD.get(canonical(f"{node.module}.{alias.name}") or "")
-            if move is not None:
+            if move is not None and applies(move, ctx.target):
                 moved.append((alias, move))
+            elif move is not None:
+                note = f": {move.note}" if move.note else ""
+                blocked.append(self.finding(ctx, alias, f"`{move.old}` no longer exists in JAX and `{move.new}` does not "
+                                            f"exist in the target JAX either{note}"))
         removed = self._unused_removed_module_aliases(ctx, node)
         if not moved and not removed:
             return None
-        if moved and not all(applies(m, ctx.target) for _, m in moved):
-            names = ", ".join(f"`{a.name}`" for a, m in moved if not applies(m, ctx.target))
-            notes = "; ".join(sorted({m.note for _, m in moved if m.note}))
-            return self.finding(ctx, node, f"{names} no longer exist{'s' * (len(moved) == 1)} in JAX and the replacement "
-                                f"does not exist in the target JAX either{': ' + notes if notes else ''}")
         edits: List[Edit] = []
         groups: Dict[str, List[str]] = {}
         for alias, move in moved:
@@ -158,6 +161,17 @@ class MovedName(Rule):
             new_lines.append(render_without_names(ctx.text(node), {(a.name, a.asname) for a in node.names if id(a) in gone}))
         edits.append(replace_statement(ctx, node, new_lines))
         return self._import_finding(ctx, node, moved, removed, edits)
+
+    def _uses_without_replacement(self, ctx: FileContext) -> Iterator[Finding]:
+        """Each use of an imported name whose replacement the target lacks (the import is reported too)."""
+        for name in ctx.nodes(ast.Name):
+            if not isinstance(name.ctx, ast.Load):
+                continue
+            move = BY_OLD.get(ctx.qualname(name) or "")
+            if move is not None and not move.module and not applies(move, ctx.target):
+                note = f": {move.note}" if move.note else ""
+                yield self.finding(ctx, name, f"`{name.id}` (`{move.old}`) no longer exists in JAX and `{move.new}` does "
+                                   f"not exist in the target JAX either{note}")
 
     def _import_finding(self, ctx, node, moved, removed, edits) -> Finding:
         parts = [f"`{node.module}.{a.name}` moved to `{m.new}`" for a, m in moved]
@@ -294,11 +308,26 @@ class RemovedMapsApi(Rule):
                 for alias in node.names:
                     if f"{node.module}.{alias.name}" not in BY_OLD:
                         yield self._report(ctx, alias, node.module, alias.name)
+            elif node.level == 0 and node.module:
+                for alias in node.names:
+                    module = f"{node.module}.{alias.name}"
+                    if module in REMOVED_MODULES and _uses_of_local(ctx, alias.asname or alias.name, module):
+                        yield self._module_import(ctx, alias, module)
+        for node in ctx.nodes(ast.Import):
+            for alias in node.names:
+                if alias.name in REMOVED_MODULES and (
+                    _uses_of_local(ctx, alias.asname, alias.name) if alias.asname else _module_path_used(ctx, alias.name)
+                ):
+                    yield self._module_import(ctx, alias, alias.name)
         for node in ctx.nodes(ast.Attribute):
             qual = ctx.qualname(node) or ""
             module, _, name = qual.rpartition(".")
             if module in REMOVED_MODULES and qual not in BY_OLD:
                 yield self._report(ctx, node, module, name)
+
+    def _module_import(self, ctx: FileContext, node: ast.AST, module: str) -> Finding:
+        return self.finding(ctx, node, f"`{module}` no longer exists: this import fails on current JAX; the uses "
+                            "reported below it need a manual migration")
 
     def _report(self, ctx: FileContext, node: ast.AST, module: str, name: str) -> Finding:
         advice = self.ADVICE.get(name, "it has no replacement in current JAX; see the JAX changelog")
