@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from typing import Optional, Sequence
 
 from jaxmigrate.engine.pipeline import Outcome, Settings, transform
@@ -22,4 +21,5 @@ def run(text: str, codes=None, *, fix: bool = True, unsafe: bool = False, target
 
 
 def assert_parses(text: str) -> None:
-    ast.parse(text)
+    """Parses and compiles (compile also rejects e.g. a repeated keyword argument)."""
+    compile(text, "<fixed>", "exec", dont_inherit=True)

@@ -200,3 +200,19 @@ def test_module_entry_point_and_no_jax_import(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
     assert "JM101" in proc.stdout
+
+
+def test_a_fix_that_breaks_the_code_is_never_written(tmp_path, monkeypatch):
+    """The engine compiles every fixed module before writing it; a rule bug becomes a file error."""
+    from jaxmigrate.rules.base import Edit, Fix
+    from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
+
+    def bad(self, ctx):
+        yield self.finding(ctx, ctx.tree.body[-1], "bad", Fix("safe", edits=(Edit(0, 0, "f(a=1, a=2)\n"),)))
+
+    monkeypatch.setattr(PjitAxisResources, "check", bad)
+    (tmp_path / "a.py").write_text(LEGACY)
+    result = invoke("fix", str(tmp_path))
+    assert result.exit_code == 2
+    assert "fix produced invalid Python" in result.output
+    assert (tmp_path / "a.py").read_text() == LEGACY

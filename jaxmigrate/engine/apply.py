@@ -6,7 +6,6 @@ it again on the result until nothing is left to apply, as ruff's fix loop does.
 
 from __future__ import annotations
 
-import ast
 from typing import Iterable, List, Sequence, Tuple
 
 import libcst as cst
@@ -34,9 +33,9 @@ def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
     drops = [i for f in chosen for i in f.drop_unused_imports]
     if adds or drops:
         text = fix_imports(text, adds, drops)
-    try:
-        ast.parse(text)
-    except SyntaxError as exc:  # a rule bug: never write it
+    try:  # compile, not just parse: it also catches e.g. a keyword argument given twice
+        compile(text, "<fixed>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:  # a rule bug: never write it
         raise FixError(f"fix produced invalid Python: {exc}") from exc
     return text, len(chosen)
 

@@ -46,8 +46,10 @@ def _summary(results: Sequence, records: List[Dict], mode: str) -> str:
     files_with = len({r["path"] for r in found})
     parts = []
     if mode == "check":
-        if not found:
-            parts.append(f"All checks passed ({len(results)} files).")
+        if not found and not errors:
+            parts.append(f"All checks passed ({len(results)} file{'s' * (len(results) != 1)}).")
+        elif not found:
+            parts.append(f"No findings in the {len(results) - errors} file{'s' * (len(results) - errors != 1)} that could be read.")
         else:
             safe = sum(1 for r in found if r["fix_safety"] == "safe")
             unsafe = sum(1 for r in found if r["fix_safety"] == "unsafe")

@@ -90,8 +90,11 @@ class PjitAxisResources(Rule):
         for call in ctx.nodes(ast.Call):
             if not self._is_pjit_call(ctx, call):
                 continue
+            given = {kw.arg for kw in call.keywords}
             for kw in call.keywords:
-                if kw.arg in RENAMES:
+                if kw.arg in RENAMES and RENAMES[kw.arg] in given:  # both spellings: a TypeError either way
+                    yield self.finding(ctx, kw, f"`{kw.arg}` next to `{RENAMES[kw.arg]}`: keep one of them by hand")
+                elif kw.arg in RENAMES:
                     yield self._keyword_finding(ctx, kw)
                 elif kw.arg is None:  # **kwargs
                     yield from self._kwargs(ctx, call, kw.value, handled_dicts)

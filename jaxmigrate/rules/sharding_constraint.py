@@ -71,7 +71,8 @@ class ShardingConstraintAxisResources(Rule):
             if not kws:
                 continue
             kw = kws[0]
-            if any(k.arg == "shardings" for k in call.keywords):
+            if any(k.arg == "shardings" for k in call.keywords):  # both given: a TypeError either way
+                yield self.finding(ctx, kw, "`axis_resources=` next to `shardings=`: drop one of them by hand")
                 continue
             start = ctx.offset(kw.lineno, kw.col_offset)
             value_start = ctx.span(kw.value)[0]
