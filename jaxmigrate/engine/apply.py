@@ -12,7 +12,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from jaxmigrate.engine.imports import fix_imports
-from jaxmigrate.rules.base import Fix, ImportRef, StatementEdit
+from jaxmigrate.rules.base import Fix, StatementEdit
 
 
 class FixError(Exception):

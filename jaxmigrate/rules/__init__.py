@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Optional, Sequence, Type
 
 from jaxmigrate.rules.base import Rule
+from jaxmigrate.rules.from_gda import FromGda
+from jaxmigrate.rules.gda_construction import GdaConstruction
+from jaxmigrate.rules.host_local import HostLocalInputs
 from jaxmigrate.rules.jax_array_config import JaxArrayConfig
 from jaxmigrate.rules.live_buffers import LiveBuffers
 from jaxmigrate.rules.moved_names import MovedName, RemovedMapsApi
@@ -18,6 +21,9 @@ ALL_RULES: Sequence[Type[Rule]] = (
     RemovedMapsApi,
     JaxArrayConfig,
     LiveBuffers,
+    GdaConstruction,
+    FromGda,
+    HostLocalInputs,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
 

@@ -8,6 +8,7 @@ from typing import Iterator
 from jaxmigrate.rules.base import Example, Finding, Fix, Rule, snippet
 from jaxmigrate.rules.context import FileContext
 from jaxmigrate.rules.folding import fold_true
+from jaxmigrate.rules.gda import is_multi_process
 from jaxmigrate.rules.statements import delete_statement
 
 CONFIG = "jax.config"
@@ -121,7 +122,11 @@ class JaxArrayConfig(Rule):
         stmt = ctx.parent(call)
         removable = isinstance(stmt, ast.Expr)
         drops = ctx.root_import(call.func)
-        if value is True and removable:
+        if value is True and removable and option == OUTPUT_GDA and is_multi_process(ctx):
+            yield self.finding(ctx, call, f"the `{option}` option was removed in JAX 0.4.14: delete this line together "
+                               "with the host-local conversions of JM504 (which read it to keep pjit outputs global)",
+                               Fix("unsafe", edits=(delete_statement(ctx, stmt),), drop_unused_imports=drops))
+        elif value is True and removable:
             yield self.finding(ctx, call, f"the `{option}` option was removed in JAX 0.4.14; it is always on: delete "
                                "this line", Fix("safe", edits=(delete_statement(ctx, stmt),), drop_unused_imports=drops))
         elif option == OUTPUT_GDA and value is False and removable:

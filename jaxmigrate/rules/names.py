@@ -24,6 +24,7 @@ CANONICAL = {
     "jax._src.xla_bridge": "jax._src.lib.xla_bridge",
     "jax.interpreters.xla.xb": "jax._src.lib.xla_bridge",
     "jax.extend.backend.get_backend": "jax._src.lib.xla_bridge.get_backend",
+    "jax._src.global_device_array": "jax.experimental.global_device_array",
 }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from typing import Iterator
 
 from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, snippet

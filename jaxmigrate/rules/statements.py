@@ -1,4 +1,4 @@
-"""Statement-level text edits shared by rules: replace a statement by lines, delete one."""
+"""Text edits shared by rules: replace or delete a statement, insert one before another, drop an argument."""
 
 from __future__ import annotations
 
@@ -60,3 +60,26 @@ def render_without_names(statement: str, names: set) -> str:
     if close is not None:
         text = re.sub(r"\n[ \t]*\)$", "\n" + close.group(1) + ")", text)
     return text
+
+
+def insert_before(ctx: FileContext, node: ast.stmt, lines: List[str]) -> Edit:
+    """Insert statements (each a line of text, continuation lines already indented relative to
+    the statement) on their own lines just before ``node``, at its indentation."""
+    start = ctx.span(node)[0]
+    prefix = statement_prefix(ctx, node)
+    nl = newline(ctx)
+    text = "".join(line.replace("\n", nl + prefix) + nl + prefix for line in lines)
+    return Edit(start, start, text)
+
+
+def drop_argument(ctx: FileContext, call: ast.Call, arg: ast.AST) -> Edit:
+    """Delete one argument (positional or keyword) of a call with its separating comma."""
+    items = sorted([*call.args, *call.keywords], key=lambda n: ctx.span(n)[0])
+    i = next(k for k, item in enumerate(items) if item is arg)
+    start, end = ctx.span(arg)
+    if i + 1 < len(items):
+        return Edit(start, ctx.span(items[i + 1])[0], "")
+    if i > 0:
+        return Edit(ctx.span(items[i - 1])[1], end, "")
+    return Edit(start, end, "")
+

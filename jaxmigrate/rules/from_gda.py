@@ -1,0 +1,210 @@
+"""JM503: ``FROM_GDA`` in pjit's input shardings: drop it, converting host-local arguments if mixed."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, List, Sequence
+
+from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.gda import FROM_GDA, MULTIHOST_UTILS
+from jaxmigrate.rules.pjit_calls import PjitCall, call_sites, mesh_for, pjit_calls, spec_leaves, statement_of
+from jaxmigrate.rules.statements import drop_argument, insert_before
+
+class FromGda(Rule):
+    """
+    ## What it does
+    Removes `FROM_GDA` from pjit's input shardings. `in_axis_resources=FROM_GDA` (or a tuple of
+    only `FROM_GDA`) is dropped, a safe fix: jax.Array inputs carry their own sharding, which
+    is what omitting `in_shardings` means.
+
+    When `FROM_GDA` is mixed with specs for host-local inputs, as in
+    `pjit(f, in_axis_resources=(FROM_GDA, P('x')), ...)`, the rewrite is the one of JAX's
+    jax.Array migration guide: the input shardings are dropped and, at each call of the pjitted
+    function in this module, the host-local arguments are converted first with
+    `multihost_utils.host_local_array_to_global_array(args, mesh, specs)`. This is an unsafe
+    fix (`--unsafe-fixes`): it needs the call sites and the mesh (the enclosing `with mesh:`, or
+    the one variable bound to a Mesh) to be found here, and it assumes those arguments are
+    host-local data, as GDA-era pjit did. Otherwise, and for `FROM_GDA` held in a variable or
+    nested in a pytree, the finding says what to write.
+
+    ## Why is this bad?
+    `FROM_GDA` was deprecated in JAX 0.4.7 and removed in 0.4.11. Its meaning, "use the input's
+    own sharding", is the default for jax.Array; but a spec next to it declared a host-local
+    input, which jax.Array's pjit no longer assembles into a global array by itself.
+    """
+
+    code = "JM503"
+    name = "from-gda"
+    summary = "`FROM_GDA` input shardings: drop them, converting host-local arguments when mixed"
+    fix_safety = "safe"
+    triggers = (b"FROM_GDA",)
+    deprecated_in = "0.4.7"
+    removed_in = "0.4.11"
+    replacement_since = "0.4.1"
+    examples = (
+        Example(
+            snippet("""
+                from jax.experimental.pjit import pjit, FROM_GDA
+                from jax.sharding import PartitionSpec as P
+
+                f = pjit(lambda x: x * 2, in_shardings=FROM_GDA, out_shardings=P("x"))
+            """),
+            snippet("""
+                from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
+
+                f = pjit(lambda x: x * 2, out_shardings=P("x"))
+            """),
+        ),
+        Example(
+            snippet("""
+                from jax.experimental import multihost_utils
+                from jax.experimental.pjit import pjit, FROM_GDA
+                from jax.sharding import PartitionSpec as P
+
+                def run(f, mesh, gda1, np_array1):
+                    pjitted_f = pjit(f, in_shardings=(FROM_GDA, P("x")), out_shardings=P("x"))
+                    with mesh:
+                        return pjitted_f(gda1, np_array1)
+            """),
+            snippet("""
+                from jax.experimental import multihost_utils
+                from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
+
+                def run(f, mesh, gda1, np_array1):
+                    pjitted_f = pjit(f, out_shardings=P("x"))
+                    with mesh:
+                        array2 = multihost_utils.host_local_array_to_global_array(np_array1, mesh, P("x"))
+                        return pjitted_f(gda1, array2)
+            """),
+            unsafe=True,
+            title="mixed with a spec for a host-local input",
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        handled = set()
+        for pj in pjit_calls(ctx):
+            leaves = spec_leaves(pj.value)
+            flags = [ctx.qualname(leaf) == FROM_GDA for leaf in leaves] if leaves is not None else None
+            if not any(flags or []) and not _mentions_from_gda(ctx, pj.value):
+                continue
+            handled.update(id(n) for n in ast.walk(pj.value))
+            if flags is not None and all(flags):
+                yield self._drop(ctx, pj)
+            elif flags is not None and isinstance(pj.value, (ast.Tuple, ast.List)):
+                yield self._mixed(ctx, pj, leaves, flags)  # type: ignore[arg-type]
+            else:
+                yield self.finding(ctx, pj.value, "`FROM_GDA` inside a pytree or a variable was removed in JAX 0.4.11: "
+                                   "drop it from the input shardings and convert host-local inputs with "
+                                   "`multihost_utils.host_local_array_to_global_array`",
+                                   suggestion="pjit(f, out_shardings=...) and host_local_array_to_global_array(x, mesh, spec) "
+                                              "for each non-FROM_GDA input")
+        for node in [*ctx.nodes(ast.Name), *ctx.nodes(ast.Attribute)]:
+            if id(node) in handled or not isinstance(getattr(node, "ctx", None), ast.Load):
+                continue
+            if ctx.qualname(node) == FROM_GDA and not isinstance(ctx.parent(node), ast.Attribute):
+                yield self.finding(ctx, node, "`FROM_GDA` was removed in JAX 0.4.11: jax.Array inputs carry their own "
+                                   "sharding; drop it where it reaches pjit's input shardings",
+                                   suggestion="omit in_shardings (or None for that input under jax.jit)")
+
+    # ----------------------------------------------------------------------------------------
+    def _drop(self, ctx: FileContext, pj: PjitCall) -> Finding:
+        drops = tuple(r for leaf in spec_leaves(pj.value) or [] for r in ctx.root_import(leaf))
+        if isinstance(pj.spec, ast.keyword):
+            edit = drop_argument(ctx, pj.call, pj.spec)
+        else:  # pjit(f, FROM_GDA[, out]): the output spec becomes a keyword
+            rest = pj.call.args[2:]
+            if len(rest) > 1 or pj.call.keywords and rest:
+                return self.finding(ctx, pj.value, "`FROM_GDA` was removed in JAX 0.4.11: drop the input shardings",
+                                    suggestion="pjit(f, out_shardings=..., ...) with the other options as keywords")
+            if rest:
+                start, end = ctx.span(pj.value)[0], ctx.span(rest[0])[1]
+                edit = Edit(start, end, f"out_shardings={ctx.text(rest[0])}")
+            else:
+                edit = drop_argument(ctx, pj.call, pj.value)
+        return self.finding(ctx, pj.value, "`FROM_GDA` was removed in JAX 0.4.11: jax.Array inputs carry their own "
+                            "sharding, so drop the input shardings", Fix("safe", edits=(edit,), drop_unused_imports=drops))
+
+    def _mixed(self, ctx: FileContext, pj: PjitCall, leaves: List[ast.expr], flags: List[bool]) -> Finding:
+        host = [i for i, is_gda in enumerate(flags) if not is_gda]
+        specs = [ctx.text(leaves[i]) for i in host]
+        message = ("`FROM_GDA` mixed with specs for host-local inputs was removed in JAX 0.4.11: drop the input "
+                   "shardings and convert the host-local arguments with `multihost_utils.host_local_array_to_global_array`")
+        args = [f"arg{i + 1}" for i in host]
+        generic = (f"{pj.name or 'pjitted_f'} = pjit(f, out_shardings=...); "
+                   f"{', '.join(f'array{k + 2}' for k in range(len(host)))} = multihost_utils.host_local_array_to_global_array("
+                   f"{_group(args)}, mesh, {_group(specs)})")
+        if not isinstance(pj.spec, ast.keyword) or pj.name is None:
+            return self.finding(ctx, pj.value, message, suggestion=generic)
+        sites = call_sites(ctx, pj)
+        if not sites:
+            return self.finding(ctx, pj.value, message + f" at each call of `{pj.name}`", suggestion=generic)
+        edits: List[Edit] = [drop_argument(ctx, pj.call, pj.spec)]
+        imports: List[ImportRef] = []
+        for site in sites:
+            planned = self._convert_site(ctx, site, len(flags), host, specs)
+            if isinstance(planned, str):
+                return self.finding(ctx, site, f"{message}: {planned}", suggestion=generic)
+            edits.extend(planned[0])
+            imports.extend(planned[1])
+        drops = tuple(r for i, leaf in enumerate(leaves) if flags[i] for r in ctx.root_import(leaf))
+        fix = Fix("unsafe", edits=tuple(edits), add_imports=tuple(imports), drop_unused_imports=drops)
+        return self.finding(ctx, pj.value, message, fix)
+
+    def _convert_site(self, ctx: FileContext, site: ast.Call, arity: int, host: Sequence[int], specs: Sequence[str]):
+        """Edits converting one call's host-local arguments, or a reason why this call cannot be done."""
+        if len(site.args) != arity or site.keywords or any(isinstance(a, ast.Starred) for a in site.args):
+            return f"the call at line {site.lineno} does not pass its {arity} arguments positionally"
+        stmt = statement_of(ctx, site)
+        if stmt is None:
+            return f"the call at line {site.lineno} is inside an expression evaluated lazily or repeatedly"
+        mesh = mesh_for(ctx, site)
+        if mesh is None:
+            return f"no single mesh found for the call at line {site.lineno} (an enclosing `with mesh:` or one Mesh variable)"
+        mhu, imports = ctx.reference(MULTIHOST_UTILS, at=site)
+        names = _fresh_names(ctx, len(host))
+        args = [ctx.text(site.args[i]) for i in host]
+        if len(host) == 1:
+            line = f"{names[0]} = {mhu}.host_local_array_to_global_array({args[0]}, {mesh}, {specs[0]})"
+        else:
+            line = (f"{', '.join(names)} = {mhu}.host_local_array_to_global_array(\n"
+                    f"    ({', '.join(args)}), {mesh}, ({', '.join(specs)}))")
+        edits = [insert_before(ctx, stmt, [line])]
+        edits += [ctx.replace(site.args[i], name) for i, name in zip(host, names)]
+        return edits, imports
+
+
+# helpers -----------------------------------------------------------------------------------
+def _group(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"({', '.join(items)})"
+
+
+def _mentions_from_gda(ctx: FileContext, value: ast.expr) -> bool:
+    return any(ctx.qualname(n) == FROM_GDA for n in ast.walk(value) if isinstance(n, (ast.Name, ast.Attribute))) or (
+        isinstance(value, ast.Name) and _assigned_value_mentions(ctx, value)
+    )
+
+
+def _assigned_value_mentions(ctx: FileContext, name: ast.Name) -> bool:
+    owner = ctx.resolver.lookup(name.id, ctx.resolver.scope_of(name))
+    for b in owner.bindings.get(name.id, []) if owner else []:
+        if isinstance(b.node, ast.Assign) and any(
+            ctx.qualname(n) == FROM_GDA for n in ast.walk(b.node.value) if isinstance(n, (ast.Name, ast.Attribute))
+        ):
+            return True
+    return False
+
+
+def _fresh_names(ctx: FileContext, count: int) -> List[str]:
+    """``array2, array3, ...`` as in JAX's migration guide (``array1`` being the first GDA
+    input), skipping names the module already binds."""
+    names, k = [], 2
+    while len(names) < count:
+        name = f"array{k}"
+        if not ctx.resolver.bound_in_any_scope(name):
+            names.append(name)
+        k += 1
+    return names

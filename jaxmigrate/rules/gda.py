@@ -1,0 +1,87 @@
+"""Names and helpers shared by the GlobalDeviceArray / FROM_GDA / host-local rules (JM5xx, JM6xx).
+
+Semantics of the removed APIs are in ``shared/JAX_FACTS.md`` section 4 (from the jax-v0.4.1 source).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Optional, Sequence, Tuple
+
+from jaxmigrate.rules.base import ImportRef
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.moves import BY_OLD
+
+GDA_MODULE = "jax.experimental.global_device_array"
+GDA = f"{GDA_MODULE}.GlobalDeviceArray"
+FROM_GDA = "jax.experimental.pjit.FROM_GDA"
+PJIT = "jax.experimental.pjit.pjit"
+PARTIAL = "functools.partial"
+PARTITION_SPEC = "jax.sharding.PartitionSpec"
+NAMED_SHARDING = "jax.sharding.NamedSharding"
+MULTIHOST_UTILS = "jax.experimental.multihost_utils"
+MULTI_PROCESS_MARKERS = ("jax.process_index", "jax.process_count", "jax.distributed", MULTIHOST_UTILS)
+
+# GlobalDeviceArray.from_callback(global_shape, global_mesh, mesh_axes, data_callback) and friends
+GDA_PARAMS = ("global_shape", "global_mesh", "mesh_axes")
+CONSTRUCTORS: Dict[str, Tuple[str, ...]] = {
+    GDA: (*GDA_PARAMS, "device_buffers"),
+    f"{GDA}.from_callback": (*GDA_PARAMS, "data_callback"),
+    f"{GDA}.from_batched_callback": (*GDA_PARAMS, "data_callback"),
+    f"{GDA}.from_batched_callback_with_devices": (*GDA_PARAMS, "data_callback"),
+}
+
+
+def bind_arguments(call: ast.Call, params: Sequence[str]) -> Optional[Dict[str, ast.expr]]:
+    """Map a call's arguments to parameter names; None for ``*args``/``**kwargs`` or unknown keywords."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    if len(call.args) > len(params):
+        return None
+    bound = dict(zip(params, call.args))
+    for kw in call.keywords:
+        if kw.arg not in params or kw.arg in bound:
+            return None
+        bound[kw.arg] = kw.value
+    return bound
+
+
+def is_partition_spec(ctx: FileContext, node: ast.expr, depth: int = 0) -> bool:
+    """Whether ``node`` is known to evaluate to a PartitionSpec (a constructor call, or a name
+    assigned once from one)."""
+    if isinstance(node, ast.Call):
+        q = ctx.qualname(node.func)
+        return q == PARTITION_SPEC or (q in BY_OLD and BY_OLD[q].new == PARTITION_SPEC)
+    if isinstance(node, ast.Name) and depth < 3:
+        scope = ctx.resolver.scope_of(node)
+        owner = ctx.resolver.lookup(node.id, scope)
+        bindings = owner.bindings.get(node.id, []) if owner else []
+        if len(bindings) == 1 and isinstance(bindings[0].node, ast.Assign):
+            return is_partition_spec(ctx, bindings[0].node.value, depth + 1)
+    return False
+
+
+def spec_text(ctx: FileContext, node: ast.expr, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
+    """Source for the PartitionSpec that GDA ``mesh_axes`` meant: the spec itself when it is
+    one, ``P('x', None)`` for a literal list/tuple, else ``P(*mesh_axes)``."""
+    if is_partition_spec(ctx, node):
+        return ctx.text(node), ()
+    p, imports = ctx.reference(PARTITION_SPEC, at=at)
+    if isinstance(node, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return f"{p}({', '.join(ctx.text(e) for e in node.elts)})", imports
+    return f"{p}(*{ctx.text(node)})", imports
+
+
+def named_sharding_text(ctx: FileContext, mesh: ast.expr, axes: ast.expr, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
+    named, imports = ctx.reference(NAMED_SHARDING, at=at)
+    spec, more = spec_text(ctx, axes, at)
+    return f"{named}({ctx.text(mesh)}, {spec})", imports + more
+
+
+def is_multi_process(ctx: FileContext) -> bool:
+    """Whether the module is written for several processes (uses process_index, distributed, ...)."""
+    for node in [*ctx.nodes(ast.Name), *ctx.nodes(ast.Attribute)]:
+        q = ctx.qualname(node) or ""
+        if any(q == m or q.startswith(m + ".") for m in MULTI_PROCESS_MARKERS):
+            return True
+    return False

@@ -1,0 +1,242 @@
+"""JM504: host-local inputs (and outputs) of pjit in multi-process code → ``multihost_utils`` conversions."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.gda import FROM_GDA, MULTIHOST_UTILS, PARTITION_SPEC, is_multi_process
+from jaxmigrate.rules.pjit_calls import OUT_KEYWORDS, PjitCall, call_sites, mesh_for, pjit_calls, statement_of
+from jaxmigrate.rules.statements import insert_before
+
+OUTPUT_GDA_OPTION = "jax_parallel_functions_output_gda"
+
+
+class HostLocalInputs(Rule):
+    """
+    ## What it does
+    In multi-process code (a module that uses `jax.process_index`, `jax.process_count`,
+    `jax.distributed` or `multihost_utils`), reports every call of a pjitted function whose
+    inputs were host-local under GDA-era pjit, and with `--unsafe-fixes` makes the conversion
+    explicit: the arguments go through
+    `multihost_utils.host_local_array_to_global_array(args, mesh, in_specs)` before the call
+    and, unless the module turned on `jax_parallel_functions_output_gda`, the result through
+    `multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)` after it. A
+    `None` spec (replicated in legacy pjit) becomes `P()`. When the call sites, the mesh or the
+    specs cannot be resolved in the module, the finding carries the code to write.
+
+    ## Why is this bad?
+    Before jax.Array, pjit took the inputs that were not GDAs as *host-local*: each process
+    passed its own slice and pjit assembled the global array (dimension by dimension, in mesh
+    order), and it handed back host-local outputs. jax.Array's pjit takes every input as the
+    global value: code that feeds per-process batches now computes on the wrong data, silently,
+    and only when run with two or more processes. The fix is unsafe because it needs judgement:
+    an argument that is already a global jax.Array must not be converted.
+    """
+
+    code = "JM504"
+    name = "host-local-inputs"
+    summary = "host-local pjit inputs/outputs in multi-process code → `multihost_utils` conversions"
+    fix_safety = "unsafe"
+    triggers = (b"process_index", b"process_count", b"distributed", b"multihost_utils")
+    deprecated_in = "0.4.1"
+    removed_in = "0.4.7"
+    replacement_since = "0.4.1"
+    examples = (
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
+
+                def train(step, mesh, params, batch):
+                    p_step = pjit(step, in_shardings=(None, P("data")), out_shardings=None)
+                    with mesh:
+                        loss = p_step(params, batch[jax.process_index()])
+                    return loss
+            """),
+            snippet("""
+                import jax
+                from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
+                from jax.experimental import multihost_utils
+
+                def train(step, mesh, params, batch):
+                    p_step = pjit(step, in_shardings=(None, P("data")), out_shardings=None)
+                    with mesh:
+                        params_global, arg2_global = multihost_utils.host_local_array_to_global_array(
+                            (params, batch[jax.process_index()]), mesh, (P(), P("data")))
+                        loss = multihost_utils.global_array_to_host_local_array(p_step(params_global, arg2_global), mesh, P())
+                    return loss
+            """),
+            unsafe=True,
+        ),
+        Example(
+            snippet("""
+                from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
+
+                def train(step, mesh, params, batch):
+                    p_step = pjit(step, in_shardings=(None, P("data")), out_shardings=None)
+                    with mesh:
+                        return p_step(params, batch)
+            """),
+            title="single-process code: host-local and global coincide",
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if not is_multi_process(ctx):
+            return
+        outputs_global = _outputs_are_global(ctx)
+        for pj in pjit_calls(ctx):
+            if any(ctx.qualname(n) == FROM_GDA for n in ast.walk(pj.value) if isinstance(n, (ast.Name, ast.Attribute))):
+                continue  # JM503's
+            if pj.name is None:
+                yield self.finding(ctx, pj.call, "in multi-process code this pjit's inputs were host-local under GDA-era "
+                                   "pjit; jax.Array takes them as global values", suggestion=_generic(pj, outputs_global))
+                continue
+            for site in call_sites(ctx, pj):
+                if not _converted(ctx, site):
+                    yield self._site(ctx, pj, site, outputs_global)
+
+    def _site(self, ctx: FileContext, pj: PjitCall, site: ast.Call, outputs_global: bool) -> Finding:
+        message = (f"`{pj.name}` was written for host-local inputs (GDA-era pjit assembled each process's slice into "
+                   "the global array); jax.Array takes them as global values: convert with `multihost_utils`")
+        reason = _cannot(ctx, pj, site)
+        if reason:
+            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_generic(pj, outputs_global))
+        mesh = mesh_for(ctx, site)
+        stmt = statement_of(ctx, site)
+        mhu, imports = ctx.reference(MULTIHOST_UTILS, at=site)
+        names = _global_names(ctx, site.args)
+        args = [ctx.text(a) for a in site.args]
+        if len(args) == 1 and _is_tuple(pj.value):  # one argument, one spec
+            in_spec, more = _spec_source(ctx, pj.value.elts[0], site)  # type: ignore[attr-defined]
+            line = f"{names[0]} = {mhu}.host_local_array_to_global_array({args[0]}, {mesh}, {in_spec})"
+        elif len(args) == 1:  # a spec for the tuple of arguments (a prefix, as pjit read it)
+            in_spec, more = _spec_source(ctx, pj.value, site)
+            line = f"{names[0]}, = {mhu}.host_local_array_to_global_array(({args[0]},), {mesh}, {in_spec})"
+        else:
+            in_spec, more = _spec_source(ctx, pj.value, site)
+            line = (f"{', '.join(names)} = {mhu}.host_local_array_to_global_array(\n"
+                    f"    ({', '.join(args)}), {mesh}, {in_spec})")
+        edits: List[Edit] = [insert_before(ctx, stmt, [line])]  # type: ignore[arg-type]
+        edits += [ctx.replace(a, n) for a, n in zip(site.args, names)]
+        out_value = _out_value(pj)
+        if not outputs_global and out_value is not None and not isinstance(ctx.parent(site), ast.Expr):
+            out_spec, extra = _spec_source(ctx, out_value, site)
+            more += extra
+            start, end = ctx.span(site)
+            edits.append(Edit(start, start, f"{mhu}.global_array_to_host_local_array("))
+            edits.append(Edit(end, end, f", {mesh}, {out_spec})"))
+        fix = Fix("unsafe", edits=tuple(edits), add_imports=tuple(imports) + more)
+        return self.finding(ctx, site, message, fix)
+
+
+def _outputs_are_global(ctx: FileContext) -> bool:
+    """Whether the module turned on `jax_parallel_functions_output_gda` (outputs were GDAs)."""
+    for call, _ in ctx.calls_to("jax.config.update"):
+        if (len(call.args) == 2 and isinstance(call.args[0], ast.Constant) and call.args[0].value == OUTPUT_GDA_OPTION
+                and isinstance(call.args[1], ast.Constant) and call.args[1].value is True):
+            return True
+    return False
+
+
+def _converted(ctx: FileContext, site: ast.Call) -> bool:
+    """Every argument is a name bound only from ``host_local_array_to_global_array``: done already."""
+    to_global = f"{MULTIHOST_UTILS}.host_local_array_to_global_array"
+    for arg in site.args:
+        if not isinstance(arg, ast.Name):
+            return False
+        owner = ctx.resolver.lookup(arg.id, ctx.resolver.scope_of(arg))
+        bindings = owner.bindings.get(arg.id, []) if owner else []
+        if not bindings or not all(
+            isinstance(b.node, ast.Assign) and isinstance(b.node.value, ast.Call)
+            and ctx.qualname(b.node.value.func) == to_global for b in bindings
+        ):
+            return False
+    return bool(site.args)
+
+
+def _cannot(ctx: FileContext, pj: PjitCall, site: ast.Call) -> Optional[str]:
+    if not site.args or site.keywords or any(isinstance(a, ast.Starred) for a in site.args):
+        return f"the call at line {site.lineno} does not pass its arguments positionally"
+    if not isinstance(pj.spec, ast.keyword):
+        return "positional shardings"
+    if _is_tuple(pj.value) and len(pj.value.elts) != len(site.args):  # type: ignore[attr-defined]
+        return f"the call at line {site.lineno} passes {len(site.args)} arguments for {len(pj.value.elts)} specs"  # type: ignore[attr-defined]
+    if statement_of(ctx, site) is None:
+        return f"the call at line {site.lineno} is inside an expression evaluated lazily or repeatedly"
+    if mesh_for(ctx, site) is None:
+        return f"no single mesh found for the call at line {site.lineno}"
+    for spec in filter(None, (pj.value, _out_value(pj))):
+        if not _visible_at(ctx, spec, site):
+            return f"the shardings of `{pj.name}` use names not visible at the call at line {site.lineno}"
+    return None
+
+
+def _is_tuple(node: ast.AST) -> bool:
+    return isinstance(node, (ast.Tuple, ast.List))
+
+
+def _out_value(pj: PjitCall) -> Optional[ast.expr]:
+    kw = next((k for k in pj.call.keywords if k.arg in OUT_KEYWORDS), None)
+    if kw is not None:
+        return kw.value
+    positional = pj.call.args[1:] if pj.spec is pj.value else []  # pjit(f, in, out, ...)
+    return positional[1] if len(positional) >= 2 else None
+
+
+def _visible_at(ctx: FileContext, spec: ast.expr, site: ast.AST) -> bool:
+    """Every name the spec uses resolves to the same binding at the call site."""
+    resolver = ctx.resolver
+    site_scope = resolver.scope_of(site.func if isinstance(site, ast.Call) else site)  # type: ignore[attr-defined]
+    for name in (n for n in ast.walk(spec) if isinstance(n, ast.Name)):
+        here = resolver.lookup(name.id, resolver.scope_of(name))
+        there = resolver.lookup(name.id, site_scope)
+        if here is not there:
+            return False
+    return True
+
+
+def _spec_source(ctx: FileContext, spec: ast.expr, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
+    """The spec's text with literal ``None`` leaves (replicated in legacy pjit) written as ``P()``."""
+    nones = [n for n in ast.walk(spec) if isinstance(n, ast.Constant) and n.value is None and not _inside_call(ctx, n, spec)]
+    if not nones:
+        return ctx.text(spec), ()
+    p, imports = ctx.reference(PARTITION_SPEC, at=at)
+    text, base = ctx.text(spec), ctx.span(spec)[0]
+    for node in sorted(nones, key=lambda n: ctx.span(n)[0], reverse=True):
+        start, end = ctx.span(node)
+        text = text[: start - base] + f"{p}()" + text[end - base:]
+    return text, imports
+
+
+def _inside_call(ctx: FileContext, node: ast.AST, root: ast.AST) -> bool:
+    """``P(None, 'x')``: a None inside a spec constructor is a dimension, not a spec."""
+    while node is not root:
+        node = ctx.parent(node)  # type: ignore[assignment]
+        if isinstance(node, ast.Call):
+            return True
+    return False
+
+
+def _global_names(ctx: FileContext, args: Sequence[ast.expr]) -> List[str]:
+    names: List[str] = []
+    for i, arg in enumerate(args):
+        base = f"{arg.id}_global" if isinstance(arg, ast.Name) else f"arg{i + 1}_global"
+        name, k = base, 2
+        while ctx.resolver.bound_in_any_scope(name) or name in names:
+            name, k = f"{base}{k}", k + 1
+        names.append(name)
+    return names
+
+
+def _generic(pj: PjitCall, outputs_global: bool) -> str:
+    code = "args = multihost_utils.host_local_array_to_global_array(args, mesh, in_specs); out = f(*args)"
+    if not outputs_global:
+        code += "; out = multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)"
+    return code

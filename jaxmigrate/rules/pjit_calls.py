@@ -1,0 +1,130 @@
+"""pjit calls and the places their pjitted functions are called: shared by JM503 and JM504."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Iterator, List, Optional, Tuple
+
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.gda import PARTIAL, PJIT
+
+IN_KEYWORDS = ("in_axis_resources", "in_shardings")
+OUT_KEYWORDS = ("out_axis_resources", "out_shardings")
+MESH_CONSTRUCTORS = (
+    "jax.sharding.Mesh",
+    "jax.experimental.maps.Mesh",
+    "jax.experimental.maps.mesh",
+    "jax.interpreters.pxla.Mesh",
+    "jax.make_mesh",
+)
+# where inserting a statement before the call would change when the arguments are evaluated
+_DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.IfExp, ast.BoolOp)
+_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
+
+
+@dataclass
+class PjitCall:
+    call: ast.Call  # the pjit(...) or partial(pjit, ...) call
+    spec: ast.AST  # the keyword (or positional argument) that carries the input shardings
+    value: ast.expr
+    bound_to: Optional[ast.AST]  # the Assign or FunctionDef whose name is the pjitted function
+    name: Optional[str]
+
+
+def pjit_calls(ctx: FileContext) -> Iterator[PjitCall]:
+    for call in ctx.nodes(ast.Call):
+        callee = ctx.qualname(call.func)
+        is_partial = callee == PARTIAL and call.args and ctx.qualname(call.args[0]) == PJIT
+        if callee != PJIT and not is_partial:
+            continue
+        spec: Optional[ast.AST] = next((k for k in call.keywords if k.arg in IN_KEYWORDS), None)
+        value = spec.value if isinstance(spec, ast.keyword) else None
+        if spec is None and callee == PJIT and len(call.args) >= 2:
+            spec = value = call.args[1]
+        if spec is None:
+            continue
+        bound_to, name = binding_of(ctx, call, bool(is_partial))
+        yield PjitCall(call, spec, value, bound_to, name)  # type: ignore[arg-type]
+
+
+def binding_of(ctx: FileContext, call: ast.Call, is_partial: bool) -> Tuple[Optional[ast.AST], Optional[str]]:
+    parent = ctx.parent(call)
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        return parent, parent.targets[0].id
+    if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and call in parent.decorator_list and is_partial:
+        return parent, parent.name
+    return None, None
+
+
+def spec_leaves(value: ast.expr) -> Optional[List[ast.expr]]:
+    """The elements of a flat tuple/list of specs, or the value itself; None for deeper pytrees."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        if any(isinstance(e, (ast.Tuple, ast.List, ast.Dict, ast.Starred)) for e in value.elts):
+            return None
+        return list(value.elts)
+    if isinstance(value, ast.Dict):
+        return None
+    return [value]
+
+
+def call_sites(ctx: FileContext, pj: PjitCall) -> List[ast.Call]:
+    """Calls of the pjitted function's name that resolve to the same binding."""
+    binding_scope = ctx.resolver.lookup(pj.name, ctx.resolver.scope_of(pj.call.func))  # type: ignore[arg-type]
+    sites = []
+    for call in ctx.nodes(ast.Call):
+        if isinstance(call.func, ast.Name) and call.func.id == pj.name:
+            owner = ctx.resolver.lookup(pj.name, ctx.resolver.scope_of(call.func))  # type: ignore[arg-type]
+            bindings = owner.bindings.get(pj.name, []) if owner else []
+            if owner is binding_scope and len(bindings) == 1 and bindings[0].node is pj.bound_to:
+                sites.append(call)
+    return sorted(sites, key=lambda c: (c.lineno, c.col_offset))
+
+
+def statement_of(ctx: FileContext, node: ast.AST) -> Optional[ast.stmt]:
+    parent = ctx.parent(node)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, _DEFERRED):
+            return None
+        parent = ctx.parent(parent)
+    return parent if isinstance(parent, _SIMPLE) else None
+
+
+def mesh_for(ctx: FileContext, site: ast.AST) -> Optional[str]:
+    """The mesh in force at ``site``: the innermost enclosing ``with`` on a Mesh, else the one
+    variable in scope bound to a Mesh construction."""
+    node = ctx.parent(site)
+    while node is not None:
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if is_mesh(ctx, item.context_expr):
+                    if isinstance(item.optional_vars, ast.Name):
+                        return item.optional_vars.id
+                    if isinstance(item.context_expr, (ast.Name, ast.Attribute)):
+                        return ctx.text(item.context_expr)
+        node = ctx.parent(node)
+    candidates = set()
+    scope = ctx.resolver.scope_of(site)
+    for name in ctx.resolver.visible_names(scope):
+        owner = ctx.resolver.lookup(name, scope)
+        bindings = owner.bindings.get(name, []) if owner else []
+        if len(bindings) == 1 and isinstance(bindings[0].node, ast.Assign) and is_mesh_construction(ctx, bindings[0].node.value):
+            candidates.add(name)
+    return candidates.pop() if len(candidates) == 1 else None
+
+
+def is_mesh_construction(ctx: FileContext, node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ctx.qualname(node.func) in MESH_CONSTRUCTORS
+
+
+def is_mesh(ctx: FileContext, expr: ast.expr) -> bool:
+    if is_mesh_construction(ctx, expr):
+        return True
+    if isinstance(expr, ast.Name):
+        owner = ctx.resolver.lookup(expr.id, ctx.resolver.scope_of(expr))
+        bindings = owner.bindings.get(expr.id, []) if owner else []
+        if len(bindings) == 1 and isinstance(bindings[0].node, ast.Assign):
+            return is_mesh_construction(ctx, bindings[0].node.value)
+        # a parameter or other binding named like a mesh, entered with `with`: taken as the mesh
+        return "mesh" in expr.id.lower()
+    return isinstance(expr, ast.Attribute) and "mesh" in expr.attr.lower()
