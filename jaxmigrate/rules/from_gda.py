@@ -147,6 +147,13 @@ class FromGda(Rule):
         for site in sites:
             planned = self._convert_site(ctx, site, len(flags), host, specs)
             if isinstance(planned, str):
+                if len(site.args) == len(flags):
+                    args = [ctx.text(site.args[i]) for i in host]
+                    names = [f"array{k + 2}" for k in range(len(host))]
+                    call = ", ".join(names[host.index(i)] if i in host else ctx.text(a) for i, a in enumerate(site.args))
+                    generic = (f"{pj.name} = pjit(f, out_shardings=...); {', '.join(names)} = "
+                               f"multihost_utils.host_local_array_to_global_array({_group(args)}, mesh, {_group(specs)}); "
+                               f"{pj.name}({call})")
                 return self.finding(ctx, site, f"{message}: {planned}", suggestion=generic)
             edits.extend(planned[0])
             imports.extend(planned[1])

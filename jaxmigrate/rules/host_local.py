@@ -96,7 +96,7 @@ class HostLocalInputs(Rule):
                 continue  # JM503's
             if pj.name is None:
                 yield self.finding(ctx, pj.call, "in multi-process code this pjit's inputs were host-local under GDA-era "
-                                   "pjit; jax.Array takes them as global values", suggestion=_generic(pj, outputs_global))
+                                   "pjit; jax.Array takes them as global values", suggestion=_suggestion(ctx, pj, None, outputs_global))
                 continue
             for site in call_sites(ctx, pj):
                 if not _converted(ctx, site):
@@ -107,7 +107,7 @@ class HostLocalInputs(Rule):
                    "the global array); jax.Array takes them as global values: convert with `multihost_utils`")
         reason = _cannot(ctx, pj, site)
         if reason:
-            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_generic(pj, outputs_global))
+            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site, outputs_global))
         mesh = mesh_for(ctx, site)
         stmt = statement_of(ctx, site)
         mhu, imports = ctx.reference(MULTIHOST_UTILS, at=site)
@@ -235,8 +235,22 @@ def _global_names(ctx: FileContext, args: Sequence[ast.expr]) -> List[str]:
     return names
 
 
-def _generic(pj: PjitCall, outputs_global: bool) -> str:
-    code = "args = multihost_utils.host_local_array_to_global_array(args, mesh, in_specs); out = f(*args)"
-    if not outputs_global:
-        code += "; out = multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)"
-    return code
+def _suggestion(ctx: FileContext, pj: PjitCall, site: Optional[ast.Call], outputs_global: bool) -> str:
+    """The code to write, with this call's own arguments and specs where they are known."""
+    fn = pj.name or "f"
+    in_spec = _spec_source(ctx, pj.value, pj.call)[0] if pj.value is not None else "in_specs"
+    out = _out_value(pj)
+    out_spec = _spec_source(ctx, out, pj.call)[0] if out is not None else "out_specs"
+    mesh = (mesh_for(ctx, site) if site is not None else None) or "mesh"
+    if site is None or not site.args:
+        code, call = f"args = multihost_utils.host_local_array_to_global_array(args, {mesh}, {in_spec}); ", f"{fn}(*args)"
+    else:
+        args = [ctx.text(a) for a in site.args]
+        names = [f"{a}_global" if a.isidentifier() else f"arg{i + 1}_global" for i, a in enumerate(args)]
+        trailing = "," if len(args) == 1 else ""
+        code = (f"{', '.join(names)}{trailing} = multihost_utils.host_local_array_to_global_array("
+                f"({', '.join(args)}{trailing}), {mesh}, {in_spec}); ")
+        call = f"{fn}({', '.join(names)})"
+    if outputs_global:
+        return code + f"out = {call}"
+    return code + f"out = multihost_utils.global_array_to_host_local_array({call}, {mesh}, {out_spec})"
