@@ -33,7 +33,8 @@ LEGACY = re.compile(
     r"|from jax\.experimental\.maps\b|experimental\.PartitionSpec|experimental import [^\n]*PartitionSpec"
     r"|pjit\.PartitionSpec|pjit import [^\n]*PartitionSpec|pxla\.PartitionSpec|pxla import [^\n]*PartitionSpec"
     r"|pjit\.NamedSharding|pjit import [^\n]*NamedSharding|MeshPspecSharding|OpShardingSharding|gda_serialization"
-    r"|jax_array\b|jax_parallel_functions_output_gda|live_buffers)"
+    r"|jax_array\b|jax_parallel_functions_output_gda|live_buffers"
+    r"|GlobalDeviceArray|global_device_array|FROM_GDA|\.local_shards\b|\.local_data\(|MeshAxes)"
 )
 
 
@@ -82,6 +83,7 @@ def main() -> int:
             shutil.copytree(src, work, symlinks=True)
             before = {p.relative_to(work): p.read_bytes() for p in work.rglob("*.py") if p.is_file()}
             extra = ["--unsafe-fixes"] if args.unsafe_fixes else []
+            initial = json.loads(jaxmigrate("check", "--format", "json", ".", cwd=work).stdout or "[]")
             first = jaxmigrate("fix", "-j", "2", *extra, ".", cwd=work)
             second = jaxmigrate("fix", "-j", "2", *extra, ".", cwd=work)
             check = jaxmigrate("check", "--format", "json", ".", cwd=work)
@@ -103,6 +105,13 @@ def main() -> int:
                             unreported.append(f"{rel}:{lineno}: {line.strip()[:110]}")
             print(f"== {src}")
             print(f"   files: {len(before)}, changed: {len(changed)}")
+            fixable = ("safe", "unsafe") if args.unsafe_fixes else ("safe",)
+            per_code = {}
+            for f in initial:
+                row = per_code.setdefault(f["code"], [0, 0])
+                row[0 if f["fix_safety"] in fixable else 1] += 1
+            print("   findings before fix (fixable/reported): "
+                  + ", ".join(f"{c} {a}/{b}" for c, (a, b) in sorted(per_code.items())))
             print(f"   first fix:  {first.stdout.strip().splitlines()[-1] if first.stdout.strip() else first.stderr[-300:]}")
             print(f"   second fix: {second.stdout.strip().splitlines()[-1] if second.stdout.strip() else second.stderr[-300:]}")
             print(f"   findings left (check after fix): {len(findings)} "

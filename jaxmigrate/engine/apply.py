@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Iterable, List, Sequence, Tuple
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-
 from jaxmigrate.engine.imports import fix_imports
 from jaxmigrate.rules.base import Fix, StatementEdit
 
@@ -59,22 +56,23 @@ def _apply_text_edits(source: str, edits: Iterable) -> str:
     return out
 
 
-class _StatementEditor(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
-    def __init__(self, edits: Sequence[StatementEdit]) -> None:
-        super().__init__()
-        self.by_position = {(e.line, e.column): e for e in edits}
-
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        if isinstance(original_node, cst.BaseStatement):
-            pos = self.get_metadata(PositionProvider, original_node).start
-            edit = self.by_position.get((pos.line, pos.column))
-            if edit is not None:
-                return edit.transform(updated_node)
-        return updated_node
-
-
 def _apply_statement_edits(source: str, edits: Sequence[StatementEdit]) -> str:
-    wrapper = MetadataWrapper(cst.parse_module(source))
-    return wrapper.visit(_StatementEditor(edits)).code
+    """Run each edit's transform on the statement that starts at its position (LibCST, imported
+    here only: it costs 0.17 s, which a check or a fix without statement edits never pays)."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    by_position = {(e.line, e.column): e for e in edits}
+
+    class StatementEditor(cst.CSTTransformer):
+        METADATA_DEPENDENCIES = (PositionProvider,)
+
+        def on_leave(self, original_node, updated_node):  # type: ignore[override]
+            if isinstance(original_node, cst.BaseStatement):
+                pos = self.get_metadata(PositionProvider, original_node).start
+                edit = by_position.get((pos.line, pos.column))
+                if edit is not None:
+                    return edit.transform(updated_node)
+            return updated_node
+
+    return MetadataWrapper(cst.parse_module(source)).visit(StatementEditor()).code

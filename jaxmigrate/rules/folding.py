@@ -9,22 +9,28 @@ from __future__ import annotations
 
 import ast
 from functools import partial
-from typing import List, Optional, Union
+from typing import TYPE_CHECKING, List, Optional, Union
 
-import libcst as cst
+if TYPE_CHECKING:  # pragma: no cover - LibCST is imported only when a fix runs
+    import libcst as cst
+
 
 from jaxmigrate.rules.base import Edit, StatementEdit
 from jaxmigrate.rules.context import FileContext
 
 
-def _statements(block: Union[cst.IndentedBlock, cst.SimpleStatementSuite]) -> List[cst.BaseStatement]:
+def _statements(block: "Union[cst.IndentedBlock, cst.SimpleStatementSuite]") -> "List[cst.BaseStatement]":
+    import libcst as cst
+
     if isinstance(block, cst.IndentedBlock):
         return list(block.body)
     # `if X: a; b` on one line
     return [cst.SimpleStatementLine(body=list(block.body))]
 
 
-def _splice(node: cst.If, stmts: List[cst.BaseStatement]):
+def _splice(node: "cst.If", stmts: "List[cst.BaseStatement]"):
+    import libcst as cst
+
     if not stmts:
         return cst.RemovalSentinel.REMOVE
     first = stmts[0]
@@ -32,11 +38,13 @@ def _splice(node: cst.If, stmts: List[cst.BaseStatement]):
     return cst.FlattenSentinel(stmts)
 
 
-def keep_body(node: cst.If):
+def keep_body(node: "cst.If"):
     return _splice(node, _statements(node.body))
 
 
-def keep_orelse(node: cst.If):
+def keep_orelse(node: "cst.If"):
+    import libcst as cst
+
     orelse = node.orelse
     if orelse is None:
         return _splice(node, [])
