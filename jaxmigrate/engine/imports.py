@@ -33,16 +33,16 @@ def _drop_unused(source: str, drops: List[ImportRef]) -> str:
     ctx = FileContext(source)
     loaded = {n.id for n in ctx.nodes(ast.Name) if isinstance(n.ctx, ast.Load)}
     dunder_all = _names_in_all(ctx)
+    unused = [ref for ref in drops if _local(ref) not in loaded and _local(ref) not in dunder_all]
     edits: List[Edit] = []
-    for ref in drops:
-        local = _local(ref)
-        if local in loaded or local in dunder_all:
+    for stmt in ctx.tree.body:  # one edit per statement, however many of its aliases go
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
             continue
-        for stmt in ctx.tree.body:
-            edit = _without(ctx, stmt, ref)
-            if edit is not None:
-                edits.append(edit)
-                break
+        gone = [a for a in stmt.names if any(_matches(stmt, a, ref) for ref in unused)]
+        if len(gone) == len(stmt.names):
+            edits.append(delete_statement(ctx, stmt))
+        elif gone:
+            edits.append(ctx.replace(stmt, render_without_names(ctx.text(stmt), {(a.name, a.asname) for a in gone})))
     for edit in sorted(edits, key=lambda e: e.start, reverse=True):
         source = source[: edit.start] + edit.text + source[edit.end :]
     return source
@@ -52,17 +52,6 @@ def _matches(stmt: ast.stmt, alias: ast.alias, ref: ImportRef) -> bool:
     if isinstance(stmt, ast.ImportFrom):
         return stmt.level == 0 and stmt.module == ref.module and alias.name == ref.name and alias.asname == ref.asname
     return isinstance(stmt, ast.Import) and ref.name is None and alias.name == ref.module and alias.asname == ref.asname
-
-
-def _without(ctx: FileContext, stmt: ast.stmt, ref: ImportRef) -> Optional[Edit]:
-    if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return None
-    hits = [a for a in stmt.names if _matches(stmt, a, ref)]
-    if not hits:
-        return None
-    if len(stmt.names) == 1:
-        return delete_statement(ctx, stmt)
-    return ctx.replace(stmt, render_without_names(ctx.text(stmt), {(hits[0].name, hits[0].asname)}))
 
 
 def _names_in_all(ctx: FileContext) -> set:

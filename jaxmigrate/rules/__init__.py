@@ -6,6 +6,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Type
 
 from jaxmigrate.rules.base import Rule
 from jaxmigrate.rules.from_gda import FromGda
+from jaxmigrate.rules.gda_attributes import GdaAttributes
 from jaxmigrate.rules.gda_construction import GdaConstruction
 from jaxmigrate.rules.host_local import HostLocalInputs
 from jaxmigrate.rules.jax_array_config import JaxArrayConfig
@@ -24,6 +25,7 @@ ALL_RULES: Sequence[Type[Rule]] = (
     GdaConstruction,
     FromGda,
     HostLocalInputs,
+    GdaAttributes,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
 

@@ -220,20 +220,7 @@ class MovedName(Rule):
                     continue
                 if not alias.asname and _module_path_used(ctx, alias.name):
                     continue
-                yield self._drop_import_alias(ctx, node, alias)
-
-    def _drop_import_alias(self, ctx: FileContext, node: ast.Import, alias: ast.alias) -> Finding:
-        others = [a for a in node.names if a is not alias]
-        needs_jax = not alias.asname and _needs_root(ctx, node, alias.name.split(".")[0])
-        if others:
-            text = "import " + ", ".join(ctx.text(a) for a in others) + (", jax" if needs_jax else "")
-            edit = ctx.replace(node, text)
-        elif needs_jax:
-            edit = ctx.replace(node, "import jax")
-        else:
-            edit = delete_statement(ctx, node)
-        return self.finding(ctx, alias, f"`{alias.name}` no longer exists and nothing here uses it any more",
-                            Fix("safe", edits=(edit,)))
+                yield drop_import_alias(self, ctx, node, alias)
 
     # `maps.Mesh`, `jax.experimental.PartitionSpec` ---------------------------------------
     def _attribute(self, ctx: FileContext, node: ast.Attribute) -> Optional[Finding]:
@@ -363,7 +350,7 @@ def _module_path_used(ctx: FileContext, module: str) -> bool:
     return any(ctx.qualname(n) == module for n in ctx.nodes(ast.Attribute))
 
 
-def _needs_root(ctx: FileContext, node: ast.Import, root: str) -> bool:
+def needs_root(ctx: FileContext, node: ast.Import, root: str) -> bool:
     """Whether dropping ``import root.x.y`` would leave uses of ``root`` with no other import."""
     used = any(n.id == root and isinstance(n.ctx, ast.Load) and ctx.qualname(n) == root for n in ctx.nodes(ast.Name))
     if not used:
@@ -374,3 +361,18 @@ def _needs_root(ctx: FileContext, node: ast.Import, root: str) -> bool:
         if any(a.asname is None and a.name.split(".")[0] == root for a in other.names):
             return False
     return True
+
+
+def drop_import_alias(rule: Rule, ctx: FileContext, node: ast.Import, alias: ast.alias) -> Finding:
+    """Drop an unused ``import`` of a removed module, keeping ``import jax`` if ``jax`` is still used."""
+    others = [a for a in node.names if a is not alias]
+    needs_jax = not alias.asname and needs_root(ctx, node, alias.name.split(".")[0])
+    if others:
+        text = "import " + ", ".join(ctx.text(a) for a in others) + (", jax" if needs_jax else "")
+        edit = ctx.replace(node, text)
+    elif needs_jax:
+        edit = ctx.replace(node, "import jax")
+    else:
+        edit = delete_statement(ctx, node)
+    return rule.finding(ctx, alias, f"`{alias.name}` no longer exists and nothing here uses it any more",
+                        Fix("safe", edits=(edit,)))

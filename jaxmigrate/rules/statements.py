@@ -27,15 +27,23 @@ def newline(ctx: FileContext) -> str:
     return m.group(0) if m else "\n"
 
 
+def trailing_text(ctx: FileContext, node: ast.stmt) -> str:
+    """What follows a statement on its last line (a comment, or another statement after ``;``)."""
+    end_line = node.end_lineno or node.lineno
+    end = ctx.span(node)[1]
+    return ctx.line_text(end_line)[end - ctx.line_start(end_line):].strip()
+
+
 def delete_statement(ctx: FileContext, node: ast.stmt) -> Edit:
-    """Delete a statement: its whole lines when it stands alone on them and is not the only
-    statement of its block; otherwise replace it by ``pass``."""
+    """Delete a statement: its whole lines (a comment after it on the last line goes too, e.g.
+    ``# noqa``) when it stands alone on them and is not the only statement of its block;
+    otherwise replace it by ``pass``."""
     start, end = ctx.span(node)
     end_line = node.end_lineno or node.lineno
-    rest = ctx.line_text(end_line)[end - ctx.line_start(end_line):]
     parent = ctx.parent(node)
     block = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if node in (getattr(parent, f, None) or [])), [])
-    alone = statement_prefix(ctx, node).strip() == "" and rest.strip() == ""
+    rest = trailing_text(ctx, node)
+    alone = statement_prefix(ctx, node).strip() == "" and (rest == "" or rest.startswith("#"))
     if alone and (len(block) > 1 or isinstance(parent, ast.Module)):
         return Edit(ctx.line_start(node.lineno), ctx.line_start(end_line) + len(ctx.line_text(end_line)), "")
     return Edit(start, end, "pass")

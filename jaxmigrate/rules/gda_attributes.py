@@ -1,0 +1,731 @@
+"""JM502: GlobalDeviceArray attributes, type references and module names → their jax.Array spellings."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from jaxmigrate.rules.base import Edit, Example, Finding, Fix, FixSafety, ImportRef, Rule, snippet
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.gda import CONSTRUCTORS, GDA, GDA_MODULE, PARTITION_SPEC
+from jaxmigrate.rules.gda_construction import MAKE_FROM_ARRAYS, MAKE_FROM_CALLBACK, GdaConstruction
+from jaxmigrate.rules.moved_names import drop_import_alias, needs_root
+from jaxmigrate.rules.moves import version
+from jaxmigrate.rules.names import canonical
+from jaxmigrate.rules.statements import delete_statement, render_without_names, trailing_text
+
+ARRAY = "jax.Array"
+SHARD = "jax.Shard"
+SHARD_SINCE = "0.4.5"  # first JAX with `jax.Shard` (jax.Array itself is there since 0.4.1)
+
+# GDA attribute → its jax.Array spelling, rewritten where the receiver is known to be a GDA
+RENAMES: Dict[str, str] = {
+    "local_shards": "addressable_shards",
+    "local_data": "addressable_data",
+    "mesh_axes": "sharding.spec",
+    "mesh": "sharding.mesh",
+    "_global_mesh": "sharding.mesh",
+    "_mesh_axes": "sharding.spec",
+    "_global_shape": "shape",
+}
+# private GDA state with no one-name jax.Array spelling: reported on a known GDA ({x} = receiver)
+PRIVATE_REPORTED: Dict[str, str] = {
+    "_device_buffers": "[s.data for s in {x}.addressable_shards]",
+    "_create_local_shards": "{x}.addressable_shards",
+    "_local_devices": "[s.device for s in {x}.addressable_shards]",
+}
+# names only a GDA had: reported on any receiver (`.mesh`/`.mesh_axes` are common elsewhere)
+GDA_ONLY = ("local_shards", "local_data")
+# how an unknown receiver that is named like a GDA (`gda`, `out_gda`, `gda1`) is still reported
+GDA_NAME = re.compile(r"(?:^|_)gdas?(?:$|_|\d)", re.IGNORECASE)
+
+CLASS_METHODS = ("from_callback", "from_batched_callback", "from_batched_callback_with_devices")
+GDA_VALUES = (*CONSTRUCTORS, MAKE_FROM_CALLBACK, MAKE_FROM_ARRAYS)
+
+# names of the removed module other than GlobalDeviceArray: rewritten, or reported with advice
+MEMBER_MOVES = {"MeshAxes": PARTITION_SPEC, "PartitionSpec": PARTITION_SPEC}
+ADVICE: Dict[str, str] = {
+    "get_shard_indices": "NamedSharding(global_mesh, P(*mesh_axes)).devices_indices_map(global_shape)",
+    "get_shard_shape": "NamedSharding(global_mesh, P(*mesh_axes)).shard_shape(global_shape)",
+    "get_shard_indices_replica_ids": "NamedSharding(global_mesh, P(*mesh_axes)).devices_indices_map(global_shape) "
+                                     "for the indices; replica ids: `s.replica_id` of `arr.global_shards`",
+    "_get_shard_indices_replica_ids_uncached": "NamedSharding(global_mesh, P(*mesh_axes)).devices_indices_map("
+                                               "global_shape) for the indices; replica ids: `s.replica_id` of "
+                                               "`arr.global_shards`",
+    "_get_indices": "tuple(NamedSharding(global_mesh, P(*mesh_axes)).devices_indices_map(global_shape).values())",
+    "_get_sharding_spec": "NamedSharding(global_mesh, P(*mesh_axes))  # ShardingSpec no longer exists",
+    "Shape": "Tuple[int, ...]",
+    "Index": "Tuple[slice, ...]",
+    "Device": "jax.Device",
+    "DeviceArray": "jax.Array",
+    "ArrayLike": "jax.typing.ArrayLike",
+    "Shard": "jax.Shard(device, sharding, global_shape, data)",
+}
+TYPE_ARGUMENT_HOSTS = ("typing.", "typing_extensions.", "collections.abc.")
+BUILTIN_GENERICS = ("dict", "list", "tuple", "set", "frozenset", "type")
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+@dataclass
+class _Rewrite:
+    """One rewrite of a reference to the module; attribute renames that depend on it (the
+    annotation or isinstance that says a receiver is a GDA) ride in the same fix."""
+
+    node: ast.AST
+    message: str
+    text: str
+    safety: FixSafety
+    imports: Tuple[ImportRef, ...] = ()
+    drops: Tuple[ImportRef, ...] = ()
+    dependents: List[Tuple[ast.AST, str, Edit]] = field(default_factory=list)
+
+
+class GdaAttributes(Rule):
+    """
+    ## What it does
+    Rewrites what is left of `GlobalDeviceArray` once its constructors are gone (JM501 rewrites
+    those), to the jax.Array spelling:
+
+    - on a receiver known to be a GDA: `x.local_shards` → `x.addressable_shards`,
+      `x.local_data(i)` → `x.addressable_data(i)`, `x.mesh_axes` → `x.sharding.spec` and
+      `x.mesh` → `x.sharding.mesh`. A receiver is known to be a GDA when it is a name bound once
+      in its scope to a GDA constructor (or to `jax.make_array_from_callback` /
+      `make_array_from_single_device_arrays`, what JM501 makes of them), a parameter, variable
+      or class field (`self.x`) annotated `GlobalDeviceArray` (also `Optional[...]`), or a name
+      narrowed by `if isinstance(x, GlobalDeviceArray):` (also `while`, `and`, `... if ... else`),
+      `assert isinstance(...)`, `self.assertIsInstance(...)` or
+      `if not isinstance(...): raise`. An annotation or isinstance check that is the evidence
+      is rewritten in the same fix as the attributes it vouches for, so no rename is left
+      behind once it says `jax.Array`.
+    - `local_shards` and `local_data(...)` on any other receiver are reported (only a GDA had
+      them); `.mesh` and `.mesh_axes` elsewhere are left alone, since configs, meshes and
+      checkpoint arguments have them too, unless the receiver is named like a GDA (`gda`,
+      `out_gda`, `gda1`): then they are reported.
+    - every other reference to the class (`isinstance(x, GlobalDeviceArray)`, also in a tuple,
+      annotations such as `Callable[[], GlobalDeviceArray]`, `gda_lib.GlobalDeviceArray`) →
+      `jax.Array`; `MeshAxes` (an alias of PartitionSpec) → `jax.sharding.PartitionSpec`; `Shard`
+      → `jax.Shard` (a `Shard(...)` call is reported: the constructors differ). A use that is
+      neither a type check nor an annotation (a registry key, an alias) is an unsafe fix:
+      arrays are instances of `jax.Array` but their type is not `jax.Array` itself, so
+      `type(x) is GlobalDeviceArray` is reported with `isinstance`.
+    - the module's helpers (`get_shard_indices`, `get_shard_shape`, `_get_sharding_spec`, ...) and
+      string annotations are reported with what to write.
+    - an import of `jax.experimental.global_device_array` that nothing uses is removed; one that
+      is still used by something no fix rewrites is reported.
+
+    ## Why is this bad?
+    `jax.experimental.global_device_array` was removed in JAX 0.4.7: importing it fails, and the
+    jax.Array that replaces GlobalDeviceArray has no `local_shards`, `local_data`, `mesh_axes` or
+    `mesh` (`x.mesh` raises AttributeError). The layout lives in `x.sharding`, a NamedSharding
+    for arrays made by JM501's rewrite; the shard accessors have the same meaning under their
+    `addressable_` names.
+    """
+
+    code = "JM502"
+    name = "gda-attributes"
+    summary = "GlobalDeviceArray attributes and type references → jax.Array (`local_shards`, `mesh_axes`, ...)"
+    fix_safety = "safe"
+    # b"gda": a receiver named like a GDA is reported even once nothing else of the module is left
+    triggers = (b"GlobalDeviceArray", b"global_device_array", b"local_shards", b"local_data", b"MeshAxes", b"gda")
+    deprecated_in = "0.4.1"
+    removed_in = "0.4.7"
+    replacement_since = "0.4.1"
+    examples = (
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental.global_device_array import GlobalDeviceArray
+
+                def describe(arr: GlobalDeviceArray):
+                    shards = [s.data for s in arr.local_shards]
+                    return arr.mesh.shape, arr.mesh_axes, arr.local_data(0), shards
+            """),
+            snippet("""
+                import jax
+
+                def describe(arr: jax.Array):
+                    shards = [s.data for s in arr.addressable_shards]
+                    return arr.sharding.mesh.shape, arr.sharding.spec, arr.addressable_data(0), shards
+            """),
+            title="a parameter annotated as a GDA",
+        ),
+        Example(
+            snippet("""
+                import jax
+                import jax.experimental.global_device_array as gda_lib
+                import numpy as np
+
+                def to_host(x):
+                    if isinstance(x, gda_lib.GlobalDeviceArray):
+                        return [np.asarray(s.data) for s in x.local_shards]
+                    assert isinstance(x, (gda_lib.GlobalDeviceArray, np.ndarray))
+                    return [x]
+            """),
+            snippet("""
+                import jax
+                import numpy as np
+
+                def to_host(x):
+                    if isinstance(x, jax.Array):
+                        return [np.asarray(s.data) for s in x.addressable_shards]
+                    assert isinstance(x, (jax.Array, np.ndarray))
+                    return [x]
+            """),
+            title="isinstance checks, and a name narrowed by one",
+        ),
+        Example(
+            snippet("""
+                from jax.experimental.global_device_array import MeshAxes
+                from jax.sharding import PartitionSpec as P
+
+                def replicated(ndim: int) -> MeshAxes:
+                    return P(*([None] * ndim))
+            """),
+            snippet("""
+                from jax.sharding import PartitionSpec as P
+
+                def replicated(ndim: int) -> P:
+                    return P(*([None] * ndim))
+            """),
+            title="`MeshAxes` was PartitionSpec",
+        ),
+        Example(
+            snippet("""
+                class Partitioner:
+                    def __init__(self, mesh, mesh_axes):
+                        self.mesh, self.mesh_axes = mesh, mesh_axes
+
+                    def local_data(self, index):
+                        return index
+
+                def restore_args(config, partitioner, pspec, type_handlers):
+                    args = type_handlers.ArrayRestoreArgs(mesh=partitioner.mesh, mesh_axes=pspec)
+                    return args, config.mesh_axes, partitioner.local_data(0)
+            """),
+            title="`.mesh`, `.mesh_axes` and a project's own `local_data`",
+        ),
+        Example(
+            snippet("""
+                def first_shard(batch):
+                    return batch.local_shards[0].data
+            """),
+            snippet("""
+                def first_shard(batch):
+                    return batch.local_shards[0].data
+            """),
+            flagged=True,
+            title="`local_shards` on a receiver not known to be a GDA",
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        return _Checker(self, ctx).run()
+
+
+class _Checker:
+    """The analysis of one file: every reference to the module, every GDA attribute, imports."""
+
+    def __init__(self, rule: GdaAttributes, ctx: FileContext) -> None:
+        self.rule = rule
+        self.ctx = ctx
+        self.rewrites: Dict[int, _Rewrite] = {}  # id(reference node) → its rewrite
+        self.fixed: Dict[int, bool] = {}  # id(member reference) → a safe fix (here or JM501) removes it
+        self.findings: List[Finding] = []
+
+    def run(self) -> Iterator[Finding]:
+        for node, member in self._member_references():
+            self._member(node, member)
+        for node in self.ctx.nodes(ast.Attribute):
+            if (node.attr in RENAMES or node.attr in PRIVATE_REPORTED) and isinstance(node.ctx, ast.Load):
+                self._attribute(node)
+        for rw in self.rewrites.values():
+            edits = (self.ctx.replace(rw.node, rw.text), *(edit for _, _, edit in rw.dependents))
+            fix = Fix(rw.safety, edits=edits, add_imports=rw.imports, drop_unused_imports=rw.drops)
+            self.findings.append(self.rule.finding(self.ctx, rw.node, rw.message, fix))
+            for node, message, _ in rw.dependents:
+                self.findings.append(self.rule.finding(self.ctx, node, message, fix))
+        self._string_annotations()
+        self._imports()
+        return iter(self.findings)
+
+    # references to the module's names --------------------------------------------------
+    def _member_references(self) -> List[Tuple[ast.expr, str]]:
+        """(node, member) for each Name/Attribute that names ``GDA_MODULE.member``."""
+        out = []
+        prefix = GDA_MODULE + "."
+        for node in [*self.ctx.nodes(ast.Name), *self.ctx.nodes(ast.Attribute)]:
+            if not isinstance(node.ctx, ast.Load):
+                continue
+            q = self.ctx.qualname(node)
+            if q and q.startswith(prefix) and "." not in q[len(prefix):] and self._through_import(node):
+                out.append((node, q[len(prefix):]))
+        return out
+
+    def _through_import(self, node: ast.expr) -> bool:
+        """Whether the chain's root is bound by imports (and ``x = None`` fallbacks) only: uses of
+        a variable assigned from the class (``kind = gda_lib.GlobalDeviceArray``) are not rewritten,
+        the assignment is."""
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return False
+        resolver = self.ctx.resolver
+        owner = resolver.lookup(root.id, resolver.scope_of(root))
+        return owner is not None and all(b.kind in ("import", "none") for b in owner.bindings[root.id])
+
+    def _member(self, node: ast.expr, member: str) -> None:
+        ctx = self.ctx
+        parent = ctx.parent(node)
+        call = parent if isinstance(parent, ast.Call) and parent.func is node else None
+        if member == "GlobalDeviceArray":
+            self._class_reference(node, parent, call)
+        elif member in MEMBER_MOVES:
+            text, imports = ctx.reference(MEMBER_MOVES[member], at=node)
+            self._rewrite(node, f"`{member}` was removed with `{GDA_MODULE}` in JAX 0.4.7: it was "
+                          f"`{MEMBER_MOVES[member]}`", text, "safe", imports)
+        elif member == "Shard" and call is None and _has(ctx, SHARD_SINCE):
+            text, imports = ctx.reference(SHARD, at=node)
+            self._rewrite(node, f"`Shard` was removed with `{GDA_MODULE}` in JAX 0.4.7: jax.Array's shards "
+                          f"are `{SHARD}`", text, "safe", imports)
+        elif member == "Shard":
+            if call is not None:
+                why = ("`jax.Shard` is built from (device, sharding, global_shape, data), not (device, index, "
+                       "replica_id, data)")
+                advice = ADVICE["Shard"]
+            else:
+                why = f"`{SHARD}` exists from JAX {SHARD_SINCE}; before, jax.Array's shards are `jax._src.array.Shard`"
+                advice = "jax._src.array.Shard"
+            self._report(node, f"`Shard` was removed with `{GDA_MODULE}` in JAX 0.4.7: {why}", advice)
+        else:
+            advice = ADVICE.get(member)
+            message = f"`{GDA_MODULE}.{member}` was removed in JAX 0.4.7"
+            if advice is None:
+                message += " and has no jax.Array counterpart"
+            self._report(node, message, advice)
+
+    def _class_reference(self, node: ast.expr, parent: Optional[ast.AST], call: Optional[ast.Call]) -> None:
+        ctx = self.ctx
+        if call is not None:  # GlobalDeviceArray(...): JM501
+            self.fixed[id(node)] = _jm501_fixes(ctx, call, GDA)
+            return
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            grand = ctx.parent(parent)
+            if parent.attr in CLASS_METHODS and isinstance(grand, ast.Call) and grand.func is parent:
+                self.fixed[id(node)] = _jm501_fixes(ctx, grand, f"{GDA}.{parent.attr}")  # JM501
+                return
+            target = "jax.make_array_from_callback" if parent.attr in CLASS_METHODS else "jax.Array"
+            self._report(parent, f"`GlobalDeviceArray.{parent.attr}` was removed in JAX 0.4.7", f"use `{target}`")
+            return
+        array, imports = ctx.reference(ARRAY, at=node)
+        subject = _type_comparison(ctx, node)
+        if subject is not None:
+            self._report(node, "`GlobalDeviceArray` was removed in JAX 0.4.7; the type of an array is never "
+                         "`jax.Array` itself (it is an abstract base class)", f"isinstance({subject}, {ARRAY})")
+            return
+        kind = _type_position(ctx, node)
+        message = "`GlobalDeviceArray` was removed in JAX 0.4.7: jax.Array replaced it"
+        if kind is None:
+            message += " (this use is not a type check or an annotation: `jax.Array` is an abstract base class)"
+        self._rewrite(node, message, array, "safe" if kind else "unsafe", imports)
+
+    def _rewrite(self, node: ast.expr, message: str, text: str, safety: FixSafety, imports) -> None:
+        self.rewrites[id(node)] = _Rewrite(node, message, text, safety, imports, self._drops(node))
+        self.fixed[id(node)] = safety == "safe"
+
+    def _drops(self, node: ast.expr) -> Tuple[ImportRef, ...]:
+        """The import to drop once unused, as ``ctx.root_import``; but not from a statement that
+        imports several names (the engine re-renders the whole statement once per dropped name,
+        so two names dropped from one statement in one round would clash) nor from one with a
+        comment after it (the engine would leave ``pass  # comment``). Those are removed by
+        ``_imports`` in the next round instead, in one edit, comment included."""
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name):
+            resolver = self.ctx.resolver
+            owner = resolver.lookup(root.id, resolver.scope_of(root))
+            stmts = [b.node for b in owner.bindings.get(root.id, [])] if owner is not None else []
+            if any(isinstance(s, (ast.Import, ast.ImportFrom)) and (len(s.names) > 1 or trailing_text(self.ctx, s))
+                   for s in stmts):
+                return ()
+        return self.ctx.root_import(node)
+
+    def _report(self, node: ast.AST, message: str, suggestion: Optional[str]) -> None:
+        self.findings.append(self.rule.finding(self.ctx, node, message, suggestion=suggestion))
+
+    # GDA attributes --------------------------------------------------------------------
+    def _attribute(self, node: ast.Attribute) -> None:
+        ctx = self.ctx
+        receiver = node.value
+        if ctx.qualname(receiver) is not None:  # a module or an imported object: `maps.mesh`
+            return
+        attr = node.attr
+        parent = ctx.parent(node)
+        called = isinstance(parent, ast.Call) and parent.func is node
+        shown = f"{_short(ctx.text(receiver))}.{attr}"
+        known, evidence = self._receiver(receiver)
+        if known == "string":  # annotated as a GDA in a string: reported like a GDA-named receiver
+            known, gda_named = False, True
+        else:
+            gda_named = _named_like_gda(receiver)
+        if known and attr in RENAMES:
+            end = ctx.span(node)[1]
+            start = end - len(attr)
+            if ctx.source[start:end] == attr:
+                edit = Edit(start, end, RENAMES[attr])
+                message = f"`{shown}`: GlobalDeviceArray was removed in JAX 0.4.7; a jax.Array has `.{RENAMES[attr]}`"
+                rw = self.rewrites.get(id(evidence)) if evidence is not None else None
+                if rw is not None:
+                    rw.dependents.append((node, message, edit))
+                else:
+                    self.findings.append(self.rule.finding(ctx, node, message, Fix("safe", edits=(edit,))))
+                return
+        if known and attr in PRIVATE_REPORTED:
+            self._report(node, f"`{shown}` is private GlobalDeviceArray state, gone with it in JAX 0.4.7",
+                         PRIVATE_REPORTED[attr].format(x=ctx.text(receiver)))
+            return
+        if attr not in RENAMES or (attr == "local_data" and not called):
+            return
+        if attr in GDA_ONLY and not (self._project_defines(attr) and not gda_named):
+            self._report(node, f"`.{attr}` only existed on GlobalDeviceArray (removed in JAX 0.4.7); on a jax.Array "
+                         f"it is `.{RENAMES[attr]}`", f"{ctx.text(receiver)}.{RENAMES[attr]}")
+        elif gda_named and attr in ("mesh", "mesh_axes"):
+            self._report(node, f"`{shown}` looks like a GlobalDeviceArray (removed in JAX 0.4.7): a jax.Array has no "
+                         f"`.{attr}`", f"{ctx.text(receiver)}.{RENAMES[attr]}")
+
+    def _receiver(self, receiver: ast.expr) -> Tuple[object, Optional[ast.AST]]:
+        """Whether ``receiver`` is known to be a GDA (True, or "string" when only a string
+        annotation says so), and the class reference that says so when that reference is itself
+        rewritten (an annotation or isinstance check), else None."""
+        if isinstance(receiver, ast.Call):
+            return self.ctx.qualname(receiver.func) in GDA_VALUES, None
+        if isinstance(receiver, ast.Attribute):
+            ref = self._field_annotation(receiver)
+            return ref is not None, ref
+        if not isinstance(receiver, ast.Name):
+            return False, None
+        resolver = self.ctx.resolver
+        owner = resolver.lookup(receiver.id, resolver.scope_of(receiver))
+        bindings = owner.bindings.get(receiver.id, []) if owner is not None else []
+        if len(bindings) == 1:
+            known, evidence = self._binding(receiver.id, bindings[0].node)
+            if known:
+                return known, evidence
+        narrowing = self._narrowing(receiver)
+        return (True, narrowing) if narrowing is not None else (False, None)
+
+    def _binding(self, name: str, stmt: Optional[ast.AST]) -> Tuple[object, Optional[ast.AST]]:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            return self._is_gda_value(stmt.value), None
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            if stmt.value is not None and self._is_gda_value(stmt.value):
+                return True, None
+            ref = self._annotation_ref(stmt.annotation)
+            return ref is not None, ref
+        if isinstance(stmt, FUNCTIONS):
+            args = stmt.args
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                if a.arg == name and a.annotation is not None:
+                    ann = a.annotation
+                    if isinstance(ann, ast.Constant) and isinstance(ann.value, str) and self._names_gda(ann.value):
+                        return "string", None
+                    ref = self._annotation_ref(ann)
+                    return ref is not None, ref
+        return False, None
+
+    def _field_annotation(self, receiver: ast.Attribute) -> Optional[ast.expr]:
+        """``self.params`` in a method of a class whose body declares ``params: GlobalDeviceArray``."""
+        if not isinstance(receiver.value, ast.Name):
+            return None
+        function: Optional[ast.AST] = receiver
+        while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = self.ctx.parent(function)
+        cls = self.ctx.parent(function) if function is not None else None
+        if not isinstance(cls, ast.ClassDef) or not function.args.args:  # type: ignore[union-attr]
+            return None
+        if function.args.args[0].arg != receiver.value.id:  # type: ignore[union-attr]
+            return None
+        for stmt in cls.body:
+            target = stmt.target if isinstance(stmt, ast.AnnAssign) else None
+            if isinstance(target, ast.Name) and target.id == receiver.attr:
+                return self._annotation_ref(stmt.annotation)  # type: ignore[union-attr]
+        return None
+
+    def _is_gda_value(self, value: ast.expr) -> bool:
+        return isinstance(value, ast.Call) and self.ctx.qualname(value.func) in GDA_VALUES
+
+    def _annotation_ref(self, ann: ast.expr) -> Optional[ast.expr]:
+        """The GDA class reference of ``GlobalDeviceArray``, ``Optional[...]`` of it or ``... | None``."""
+        ctx = self.ctx
+        if ctx.qualname(ann) == GDA:
+            return ann
+        if isinstance(ann, ast.Subscript):
+            q = ctx.qualname(ann.value)
+            if q in ("typing.Optional", "typing_extensions.Optional"):
+                return self._annotation_ref(ann.slice)
+            if q == "typing.Union" and isinstance(ann.slice, ast.Tuple):
+                return self._without_none(ann.slice.elts)
+        if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+            return self._without_none([ann.left, ann.right])
+        return None
+
+    def _without_none(self, elts: List[ast.expr]) -> Optional[ast.expr]:
+        rest = [e for e in elts if not (isinstance(e, ast.Constant) and e.value is None)]
+        return self._annotation_ref(rest[0]) if len(rest) == 1 and len(elts) == 2 else None
+
+    def _narrowing(self, name: ast.Name) -> Optional[ast.expr]:
+        """The class reference of an isinstance check that makes ``name`` a GDA where it stands."""
+        ctx = self.ctx
+        use = _pos(name)
+        node: ast.AST = name
+        while True:
+            parent = ctx.parent(node)
+            if parent is None:
+                return None
+            candidates: List[Tuple[ast.AST, Optional[ast.expr]]] = []
+            if isinstance(parent, (ast.If, ast.While)) and node in parent.body:
+                candidates.append((parent, self._isinstance_ref(parent.test, name.id)))
+            elif isinstance(parent, ast.IfExp) and node is parent.body:
+                candidates.append((parent, self._isinstance_ref(parent.test, name.id)))
+            elif isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And) and node in parent.values:
+                for value in parent.values[: parent.values.index(node)]:
+                    candidates.append((value, self._isinstance_ref(value, name.id)))
+            if isinstance(node, ast.stmt):
+                block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+                              if isinstance(b, list) and node in b), [])
+                for stmt in reversed(block[: block.index(node)] if block else []):
+                    candidates.append((stmt, self._guard_ref(stmt, name.id)))
+            for anchor, ref in candidates:
+                if ref is not None and not self._rebound(name, _pos(anchor), use):
+                    return ref
+            if isinstance(parent, (*FUNCTIONS, ast.ClassDef)):
+                return None  # a check outside this function says nothing about the name in it
+            node = parent
+
+    def _guard_ref(self, stmt: ast.stmt, name: str) -> Optional[ast.expr]:
+        """``assert isinstance(x, GDA)``, ``self.assertIsInstance(x, GDA)``, or
+        ``if not isinstance(x, GDA): raise ...``: x is a GDA in the statements after it."""
+        if isinstance(stmt, ast.Assert):
+            return self._isinstance_ref(stmt.test, name)
+        if isinstance(stmt, ast.Expr):
+            return self._isinstance_ref(stmt.value, name)
+        if (isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.test, ast.UnaryOp)
+                and isinstance(stmt.test.op, ast.Not) and isinstance(stmt.body[-1], EXITS)):
+            return self._isinstance_ref(stmt.test.operand, name, allow_and=False)
+        return None
+
+    def _isinstance_ref(self, test: ast.expr, name: str, allow_and: bool = True) -> Optional[ast.expr]:
+        if allow_and and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return next((r for r in (self._isinstance_ref(v, name) for v in test.values) if r is not None), None)
+        if not (isinstance(test, ast.Call) and len(test.args) == 2 and not test.keywords):
+            return None
+        func = test.func
+        is_check = (isinstance(func, ast.Name) and func.id == "isinstance" and self.ctx.qualname(func) is None) or (
+            isinstance(func, ast.Attribute) and func.attr == "assertIsInstance")
+        subject, cls = test.args
+        if is_check and isinstance(subject, ast.Name) and subject.id == name and self.ctx.qualname(cls) == GDA:
+            return cls
+        return None
+
+    def _rebound(self, name: ast.Name, start: Tuple[int, int], end: Tuple[int, int]) -> bool:
+        resolver = self.ctx.resolver
+        owner = resolver.lookup(name.id, resolver.scope_of(name))
+        if owner is None:
+            return False
+        return any(start < _pos(b.node) < end for b in owner.bindings.get(name.id, []) if b.node is not None)
+
+    def _project_defines(self, attr: str) -> bool:
+        """Whether this module defines ``attr`` itself (a method, or an attribute it assigns)."""
+        for node in self.ctx.nodes(ast.ClassDef):
+            for stmt in node.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == attr:
+                    return True
+                if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                    if any(isinstance(t, ast.Name) and t.id == attr for t in targets):
+                        return True
+        return any(n.attr == attr and isinstance(n.ctx, ast.Store) for n in self.ctx.nodes(ast.Attribute))
+
+    # string annotations ----------------------------------------------------------------
+    def _string_annotations(self) -> None:
+        ctx = self.ctx
+        annotations: List[ast.expr] = [n.annotation for n in ctx.nodes(ast.arg) if n.annotation is not None]
+        annotations += [n.annotation for n in ctx.nodes(ast.AnnAssign)]
+        annotations += [n.returns for n in [*ctx.nodes(ast.FunctionDef), *ctx.nodes(ast.AsyncFunctionDef)]
+                        if n.returns is not None]
+        for ann in annotations:
+            for node in ast.walk(ann):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and self._names_gda(node.value):
+                    self._report(node, "this string annotation names GlobalDeviceArray, removed in JAX 0.4.7",
+                                 node.value.replace("GlobalDeviceArray", "jax.Array"))
+
+    def _names_gda(self, text: str) -> bool:
+        if "GlobalDeviceArray" not in text:
+            return False
+        try:
+            expr = ast.parse(text.strip(), mode="eval")
+        except SyntaxError:
+            return False
+        scope = self.ctx.resolver.module_scope
+        return any(self.ctx.resolver.qualname(n, scope) == GDA
+                   for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
+
+    # imports -----------------------------------------------------------------------------
+    def _imports(self) -> None:
+        ctx = self.ctx
+        for stmt in ctx.nodes(ast.Import):
+            for alias in stmt.names:
+                if canonical(alias.name) != GDA_MODULE:
+                    continue
+                if alias.asname:
+                    uses = self._module_uses(alias.asname)
+                else:
+                    uses = [n for n in ctx.nodes(ast.Attribute) if ctx.qualname(n) == GDA_MODULE]
+                if not uses and len(stmt.names) == 1 and (alias.asname or not needs_root(ctx, stmt, "jax")):
+                    self.findings.append(self.rule.finding(
+                        ctx, alias, f"`{alias.name}` no longer exists and nothing here uses it any more",
+                        Fix("safe", edits=(delete_statement(ctx, stmt),))))
+                elif not uses:
+                    # the same drop as for `jax.experimental.maps` (keeps `import jax` when needed)
+                    drop = drop_import_alias(self.rule, ctx, stmt, alias)
+                    self.findings.append(drop)
+                else:
+                    self._still_used(alias, alias.name, [u for u in uses if not self._module_use_fixed(u)])
+        for stmt in ctx.nodes(ast.ImportFrom):
+            if stmt.level or not stmt.module:
+                continue
+            unused = []
+            for alias in stmt.names:
+                full = canonical(f"{stmt.module}.{alias.name}") or ""
+                local = alias.asname or alias.name
+                if alias.name == "*" and canonical(stmt.module) == GDA_MODULE:
+                    self._report(alias, f"`{GDA_MODULE}` was removed in JAX 0.4.7: this import fails", None)
+                    continue
+                if full == GDA_MODULE:
+                    uses = self._module_uses(local)
+                    left = [u for u in uses if not self._module_use_fixed(u)]
+                elif full.startswith(GDA_MODULE + ".") and "." not in full[len(GDA_MODULE) + 1:]:
+                    uses = [n for n in ctx.nodes(ast.Name)
+                            if n.id == local and isinstance(n.ctx, ast.Load) and ctx.qualname(n) == full]
+                    left = [u for u in uses if not self.fixed.get(id(u), False)]
+                else:
+                    continue
+                if not uses:
+                    unused.append(alias)
+                else:
+                    self._still_used(alias, full, left)
+            if unused:
+                self.findings.append(self._drop_aliases(stmt, unused))
+
+    def _module_uses(self, local: str) -> List[ast.Name]:
+        ctx = self.ctx
+        return [n for n in ctx.nodes(ast.Name)
+                if n.id == local and isinstance(n.ctx, ast.Load) and ctx.qualname(n) == GDA_MODULE]
+
+    def _module_use_fixed(self, use: ast.expr) -> bool:
+        """Whether a use of the module itself (``gda_lib`` in ``gda_lib.X``) goes away with a fix."""
+        parent = self.ctx.parent(use)
+        return isinstance(parent, ast.Attribute) and parent.value is use and self.fixed.get(id(parent), False)
+
+    def _still_used(self, alias: ast.alias, what: str, left: List[ast.expr]) -> None:
+        if not left:
+            return  # every use is rewritten; the fixes drop the import once it is unused
+        lines = sorted({u.lineno for u in left})  # type: ignore[attr-defined]
+        where = f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(map(str, lines))
+        self._report(alias, f"`{GDA_MODULE}` was removed in JAX 0.4.7: this import of `{what}` fails on current "
+                     f"JAX; still used on {where}, left for a manual migration", None)
+
+    def _drop_aliases(self, stmt: ast.ImportFrom, unused: List[ast.alias]) -> Finding:
+        ctx = self.ctx
+        if len(unused) == len(stmt.names):
+            edit = delete_statement(ctx, stmt)
+        else:
+            edit = ctx.replace(stmt, render_without_names(ctx.text(stmt), {(a.name, a.asname) for a in unused}))
+        names = ", ".join(f"`{a.name}`" for a in unused)
+        return self.rule.finding(ctx, unused[0], f"{names} from `{stmt.module}`: the module was removed in JAX 0.4.7 "
+                                 "and nothing here uses it any more", Fix("safe", edits=(edit,)))
+
+
+# helpers -------------------------------------------------------------------------------
+def _jm501_fixes(ctx: FileContext, call: ast.Call, kind: str) -> bool:
+    """Whether JM501 rewrites this constructor call with a safe fix."""
+    finding = GdaConstruction()._construction(ctx, call, kind)
+    return finding is not None and finding.fix is not None and finding.fix.safety == "safe"
+
+
+def _has(ctx: FileContext, since: str) -> bool:
+    return ctx.target is None or ctx.target >= version(since)
+
+
+def _pos(node: Optional[ast.AST]) -> Tuple[int, int]:
+    if isinstance(node, ast.comprehension):
+        node = node.target
+    elif isinstance(node, ast.withitem):
+        node = node.optional_vars or node.context_expr
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _named_like_gda(receiver: ast.expr) -> bool:
+    name = ""
+    if isinstance(receiver, ast.Name):
+        name = receiver.id
+    elif isinstance(receiver, ast.Attribute):
+        name = receiver.attr
+    return bool(GDA_NAME.search(name))
+
+
+def _type_position(ctx: FileContext, node: ast.expr) -> Optional[str]:
+    """"annotation" or "check" when ``node`` (a class reference) stands where only its type
+    matters: an annotation or a type argument, or the class of an isinstance/issubclass check."""
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    type_argument = False
+    while isinstance(parent, (ast.Subscript, ast.Tuple, ast.List, ast.BinOp)):
+        if isinstance(parent, ast.BinOp) and not isinstance(parent.op, ast.BitOr):
+            break
+        if isinstance(parent, ast.Subscript):
+            if child is parent.value:
+                break
+            host = ctx.qualname(parent.value) or ""
+            bare = isinstance(parent.value, ast.Name) and parent.value.id in BUILTIN_GENERICS and not host
+            if not (host.startswith(TYPE_ARGUMENT_HOSTS) or bare):
+                break
+            type_argument = True
+        child, parent = parent, ctx.parent(parent)
+    if isinstance(parent, ast.arg) and parent.annotation is child:
+        return "annotation"
+    if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is child:
+        return "annotation"
+    if isinstance(parent, ast.AnnAssign) and parent.annotation is child:
+        return "annotation"
+    if isinstance(parent, ast.Call) and len(parent.args) >= 2 and parent.args[1] is child and (
+        child is node or (isinstance(child, ast.Tuple) and node in child.elts)
+    ):
+        func = parent.func
+        if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass") and ctx.qualname(func) is None:
+            return "check"
+        if isinstance(func, ast.Attribute) and func.attr in ("assertIsInstance", "assertNotIsInstance"):
+            return "check"
+    return "annotation" if type_argument else None
+
+
+def _type_comparison(ctx: FileContext, node: ast.expr) -> Optional[str]:
+    """For ``type(x) is GlobalDeviceArray`` (or ``==``, ``in (...)``), the text of ``x``."""
+    parent = ctx.parent(node)
+    if isinstance(parent, ast.Tuple):
+        parent = ctx.parent(parent)
+    if not isinstance(parent, ast.Compare):
+        return None
+    for side in [parent.left, *parent.comparators]:
+        if isinstance(side, ast.Call) and isinstance(side.func, ast.Name) and side.func.id == "type" and side.args:
+            return ctx.text(side.args[0])
+    return None
