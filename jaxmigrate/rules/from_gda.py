@@ -154,7 +154,7 @@ class FromGda(Rule):
                     generic = (f"{pj.name} = pjit(f, out_shardings=...); {', '.join(names)} = "
                                f"multihost_utils.host_local_array_to_global_array({_group(args)}, mesh, {_group(specs)}); "
                                f"{pj.name}({call})")
-                return self.finding(ctx, site, f"{message}: {planned}", suggestion=generic)
+                return self.finding(ctx, pj.value, f"{message}: {planned}", suggestion=generic)
             edits.extend(planned[0])
             imports.extend(planned[1])
         drops = tuple(r for i, leaf in enumerate(leaves) if flags[i] for r in ctx.root_import(leaf))
