@@ -45,7 +45,7 @@ def main() -> None:
     """Migrate and lint legacy pjit-era JAX code.
 
     `check` reports deprecated JAX APIs, `fix` rewrites what can be rewritten. Neither runs
-    your code.
+    your code; `verify` does (see `jaxmigrate verify --help`).
     """
 
 
@@ -128,6 +128,47 @@ def explain(code):
     if rule is None:
         raise click.UsageError(f"unknown rule {code!r} (see `jaxmigrate rules`)")
     click.echo(render_rule(rule))
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--devices", type=click.IntRange(min=1), default=8, show_default=True, help="CPU devices in total.")
+@click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Processes per side; the devices are split evenly over them.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              help="Seconds before both sides are killed (undecidable).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def verify(files, devices, processes, timeout, output_format):
+    """RUN legacy code and its migration side by side and compare what they compute.
+
+    `verify BEFORE.py AFTER.py` runs BEFORE on jaxmigrate's legacy JAX runtime (the removed
+    pjit-era APIs with their GDA-era semantics) and AFTER on the installed JAX, both on CPU
+    devices in fresh processes, and compares every compiled call's value, the module globals at
+    exit and any uncaught exception. `verify FILE.py` migrates FILE in memory with every rule
+    (unsafe fixes included) and compares it with that.
+
+    This command EXECUTES the given files. Exit 0: equivalent, 1: divergent, 2: undecidable (a
+    side could not run, BEFORE raised under the legacy runtime, or a time-out).
+    """
+    import importlib.util
+
+    if len(files) > 2:
+        raise click.UsageError("give BEFORE.py AFTER.py, or one FILE.py")
+    if devices % processes:
+        raise click.BadParameter(f"{devices} devices cannot be split evenly over {processes} processes",
+                                 param_hint="--devices/--processes")
+    if importlib.util.find_spec("jax") is None or importlib.util.find_spec("numpy") is None:
+        click.echo('error: `jaxmigrate verify` runs JAX, which is not installed: pip install "jaxmigrate[verify]"', err=True)
+        sys.exit(EXIT_ERROR)
+    from jaxmigrate.verify import report, runner
+
+    options = dict(devices=devices, processes=processes, timeout=timeout)
+    if len(files) == 2:
+        verdict = runner.verify_files(files[0], files[1], **options)
+    else:
+        verdict = runner.verify_migration(files[0], **options)
+    click.echo(report.render_json(verdict) if output_format == "json" else report.render_text(verdict))
+    sys.exit(verdict.exit_code)
 
 
 if __name__ == "__main__":  # pragma: no cover

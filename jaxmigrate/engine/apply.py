@@ -17,7 +17,11 @@ class FixError(Exception):
 
 
 def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
-    """Apply the non-overlapping subset of ``fixes``; returns the new text and how many applied."""
+    """Apply the non-overlapping subset of ``fixes``; returns the new text and how many applied.
+
+    Fixes marked ``last`` wait until a round in which no other fix is left."""
+    if any(not f.last for f in fixes):
+        fixes = [f for f in fixes if not f.last]
     structural = [f for f in fixes if f.statement_edits]
     chosen = _non_overlapping([f for f in fixes if not f.statement_edits and f.edits])
     if structural:

@@ -59,6 +59,9 @@ class Fix:
     add_imports: Tuple[ImportRef, ...] = ()
     # imports that may have become unused; dropped only if nothing uses them afterwards
     drop_unused_imports: Tuple[ImportRef, ...] = ()
+    # apply only once every other fix is done: the text it removes informs other rules' fixes
+    # (e.g. `jax_parallel_functions_output_gda`, which JM503/JM504 read)
+    last: bool = False
 
     @property
     def span(self) -> Tuple[int, int]:

@@ -113,7 +113,7 @@ class FileContext:
         module, _, name = qualname.rpartition(".")
         visible = resolver.visible_names(scope)
         existing = sorted((n for n in visible if resolver.is_import(n, scope)
-                           and _same_after_moves(resolver.resolve_name(n, scope), qualname, self.target)),
+                           and _same_after_moves(n, resolver.resolve_name(n, scope), qualname, self.target)),
                           key=lambda n: (n != name, len(n), n))
         if existing:
             return existing[0], ()
@@ -160,14 +160,20 @@ class FileContext:
 _JAX_ATTRIBUTE_MODULES = ("jax.sharding.", "jax.lax.", "jax.tree_util.", "jax.tree.")
 
 
-def _same_after_moves(bound: Optional[str], qualname: str, target) -> bool:
-    """Whether a name bound to ``bound`` names ``qualname`` once JM201 has moved its import."""
+def _same_after_moves(name: str, bound: Optional[str], qualname: str, target) -> bool:
+    """Whether ``name``, bound to ``bound``, names ``qualname`` once JM201 has moved its import.
+
+    Not when the move renames it: ``from jax.experimental.maps import mesh`` becomes
+    ``from jax.sharding import Mesh``, so the name ``mesh`` goes away."""
     if bound == qualname:
         return True
     from jaxmigrate.rules.moves import BY_OLD, applies
 
     move = BY_OLD.get(bound or "")
-    return move is not None and move.new == qualname and applies(move, target)
+    if move is None or move.new != qualname or not applies(move, target):
+        return False
+    old_last, new_last = move.old.rpartition(".")[2], move.new.rpartition(".")[2]
+    return name != old_last or old_last == new_last
 
 
 def _reachable_from_jax(qualname: str) -> bool:

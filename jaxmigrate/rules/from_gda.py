@@ -7,8 +7,10 @@ from typing import Iterator, List, Sequence
 
 from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
 from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.gda import FROM_GDA, MULTIHOST_UTILS
-from jaxmigrate.rules.pjit_calls import PjitCall, call_sites, mesh_for, pjit_calls, spec_leaves, statement_of
+from jaxmigrate.rules.gda import FROM_GDA, MULTIHOST_UTILS, is_multi_process, outputs_are_global
+from jaxmigrate.rules.pjit_calls import (
+    PjitCall, call_sites, host_local_output, mesh_for, pjit_calls, spec_leaves, statement_of,
+)
 from jaxmigrate.rules.statements import drop_argument, insert_before
 
 class FromGda(Rule):
@@ -25,8 +27,10 @@ class FromGda(Rule):
     `multihost_utils.host_local_array_to_global_array(args, mesh, specs)`. This is an unsafe
     fix (`--unsafe-fixes`): it needs the call sites and the mesh (the enclosing `with mesh:`, or
     the one variable bound to a Mesh) to be found here, and it assumes those arguments are
-    host-local data, as GDA-era pjit did. Otherwise, and for `FROM_GDA` held in a variable or
-    nested in a pytree, the finding says what to write.
+    host-local data, as GDA-era pjit did. In multi-process code (see JM504) the call's result is
+    converted back with `global_array_to_host_local_array` too, as GDA-era pjit returned
+    host-local outputs (unless `jax_parallel_functions_output_gda` was set). Otherwise, and for
+    `FROM_GDA` held in a variable or nested in a pytree, the finding says what to write.
 
     ## Why is this bad?
     `FROM_GDA` was deprecated in JAX 0.4.7 and removed in 0.4.11. Its meaning, "use the input's
@@ -145,7 +149,7 @@ class FromGda(Rule):
         edits: List[Edit] = [drop_argument(ctx, pj.call, pj.spec)]
         imports: List[ImportRef] = []
         for site in sites:
-            planned = self._convert_site(ctx, site, len(flags), host, specs)
+            planned = self._convert_site(ctx, pj, site, len(flags), host, specs)
             if isinstance(planned, str):
                 if len(site.args) == len(flags):
                     args = [ctx.text(site.args[i]) for i in host]
@@ -161,7 +165,8 @@ class FromGda(Rule):
         fix = Fix("unsafe", edits=tuple(edits), add_imports=tuple(imports), drop_unused_imports=drops)
         return self.finding(ctx, pj.value, message, fix)
 
-    def _convert_site(self, ctx: FileContext, site: ast.Call, arity: int, host: Sequence[int], specs: Sequence[str]):
+    def _convert_site(self, ctx: FileContext, pj: PjitCall, site: ast.Call, arity: int, host: Sequence[int],
+                      specs: Sequence[str]):
         """Edits converting one call's host-local arguments, or a reason why this call cannot be done."""
         if len(site.args) != arity or site.keywords or any(isinstance(a, ast.Starred) for a in site.args):
             return f"the call at line {site.lineno} does not pass its {arity} arguments positionally"
@@ -181,6 +186,10 @@ class FromGda(Rule):
                     f"    ({', '.join(args)}), {mesh}, ({', '.join(specs)}))")
         edits = [insert_before(ctx, stmt, [line])]
         edits += [ctx.replace(site.args[i], name) for i, name in zip(host, names)]
+        if is_multi_process(ctx) and not outputs_are_global(ctx):  # outputs came back host-local too
+            out_edits, more = host_local_output(ctx, pj, site, mhu, mesh)
+            edits += out_edits
+            imports = tuple(imports) + more
         return edits, imports
 
 

@@ -85,3 +85,34 @@ def is_multi_process(ctx: FileContext) -> bool:
         if any(q == m or q.startswith(m + ".") for m in MULTI_PROCESS_MARKERS):
             return True
     return False
+
+
+def outputs_are_global(ctx: FileContext) -> bool:
+    """Whether the module turned on `jax_parallel_functions_output_gda` (outputs were GDAs)."""
+    for call, _ in ctx.calls_to("jax.config.update"):
+        if (len(call.args) == 2 and isinstance(call.args[0], ast.Constant) and call.args[0].value == "jax_parallel_functions_output_gda"
+                and isinstance(call.args[1], ast.Constant) and call.args[1].value is True):
+            return True
+    return False
+
+
+def spec_source(ctx: FileContext, spec: ast.expr, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
+    """The spec's text with literal ``None`` leaves (replicated in legacy pjit) written as ``P()``."""
+    nones = [n for n in ast.walk(spec) if isinstance(n, ast.Constant) and n.value is None and not _inside_call(ctx, n, spec)]
+    if not nones:
+        return ctx.text(spec), ()
+    p, imports = ctx.reference(PARTITION_SPEC, at=at)
+    text, base = ctx.text(spec), ctx.span(spec)[0]
+    for node in sorted(nones, key=lambda n: ctx.span(n)[0], reverse=True):
+        start, end = ctx.span(node)
+        text = text[: start - base] + f"{p}()" + text[end - base:]
+    return text, imports
+
+
+def _inside_call(ctx: FileContext, node: ast.AST, root: ast.AST) -> bool:
+    """``P(None, 'x')``: a None inside a spec constructor is a dimension, not a spec."""
+    while node is not root:
+        node = ctx.parent(node)  # type: ignore[assignment]
+        if isinstance(node, ast.Call):
+            return True
+    return False

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence
 
-from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
+from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, snippet
 from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.gda import FROM_GDA, MULTIHOST_UTILS, PARTITION_SPEC, is_multi_process
-from jaxmigrate.rules.pjit_calls import OUT_KEYWORDS, PjitCall, call_sites, mesh_for, pjit_calls, statement_of
+from jaxmigrate.rules.gda import FROM_GDA, MULTIHOST_UTILS, is_multi_process, outputs_are_global, spec_source
+from jaxmigrate.rules.pjit_calls import (
+    PjitCall, call_sites, host_local_output, mesh_for, out_value, pjit_calls, statement_of,
+)
 from jaxmigrate.rules.statements import insert_before
 
-OUTPUT_GDA_OPTION = "jax_parallel_functions_output_gda"
 
 
 class HostLocalInputs(Rule):
@@ -90,7 +91,7 @@ class HostLocalInputs(Rule):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if not is_multi_process(ctx):
             return
-        outputs_global = _outputs_are_global(ctx)
+        outputs_global = outputs_are_global(ctx)
         for pj in pjit_calls(ctx):
             if any(ctx.qualname(n) == FROM_GDA for n in ast.walk(pj.value) if isinstance(n, (ast.Name, ast.Attribute))):
                 continue  # JM503's
@@ -114,35 +115,23 @@ class HostLocalInputs(Rule):
         names = _global_names(ctx, site.args)
         args = [ctx.text(a) for a in site.args]
         if len(args) == 1 and _is_tuple(pj.value):  # one argument, one spec
-            in_spec, more = _spec_source(ctx, pj.value.elts[0], site)  # type: ignore[attr-defined]
+            in_spec, more = spec_source(ctx, pj.value.elts[0], site)  # type: ignore[attr-defined]
             line = f"{names[0]} = {mhu}.host_local_array_to_global_array({args[0]}, {mesh}, {in_spec})"
         elif len(args) == 1:  # a spec for the tuple of arguments (a prefix, as pjit read it)
-            in_spec, more = _spec_source(ctx, pj.value, site)
+            in_spec, more = spec_source(ctx, pj.value, site)
             line = f"{names[0]}, = {mhu}.host_local_array_to_global_array(({args[0]},), {mesh}, {in_spec})"
         else:
-            in_spec, more = _spec_source(ctx, pj.value, site)
+            in_spec, more = spec_source(ctx, pj.value, site)
             line = (f"{', '.join(names)} = {mhu}.host_local_array_to_global_array(\n"
                     f"    ({', '.join(args)}), {mesh}, {in_spec})")
         edits: List[Edit] = [insert_before(ctx, stmt, [line])]  # type: ignore[arg-type]
         edits += [ctx.replace(a, n) for a, n in zip(site.args, names)]
-        out_value = _out_value(pj)
-        if not outputs_global and out_value is not None and not isinstance(ctx.parent(site), ast.Expr):
-            out_spec, extra = _spec_source(ctx, out_value, site)
+        if not outputs_global:
+            out_edits, extra = host_local_output(ctx, pj, site, mhu, mesh)  # type: ignore[arg-type]
+            edits += out_edits
             more += extra
-            start, end = ctx.span(site)
-            edits.append(Edit(start, start, f"{mhu}.global_array_to_host_local_array("))
-            edits.append(Edit(end, end, f", {mesh}, {out_spec})"))
         fix = Fix("unsafe", edits=tuple(edits), add_imports=tuple(imports) + more)
         return self.finding(ctx, site, message, fix)
-
-
-def _outputs_are_global(ctx: FileContext) -> bool:
-    """Whether the module turned on `jax_parallel_functions_output_gda` (outputs were GDAs)."""
-    for call, _ in ctx.calls_to("jax.config.update"):
-        if (len(call.args) == 2 and isinstance(call.args[0], ast.Constant) and call.args[0].value == OUTPUT_GDA_OPTION
-                and isinstance(call.args[1], ast.Constant) and call.args[1].value is True):
-            return True
-    return False
 
 
 def _converted(ctx: FileContext, site: ast.Call) -> bool:
@@ -172,7 +161,7 @@ def _cannot(ctx: FileContext, pj: PjitCall, site: ast.Call) -> Optional[str]:
         return f"the call at line {site.lineno} is inside an expression evaluated lazily or repeatedly"
     if mesh_for(ctx, site) is None:
         return f"no single mesh found for the call at line {site.lineno}"
-    for spec in filter(None, (pj.value, _out_value(pj))):
+    for spec in filter(None, (pj.value, out_value(pj))):
         if not _visible_at(ctx, spec, site):
             return f"the shardings of `{pj.name}` use names not visible at the call at line {site.lineno}"
     return None
@@ -180,14 +169,6 @@ def _cannot(ctx: FileContext, pj: PjitCall, site: ast.Call) -> Optional[str]:
 
 def _is_tuple(node: ast.AST) -> bool:
     return isinstance(node, (ast.Tuple, ast.List))
-
-
-def _out_value(pj: PjitCall) -> Optional[ast.expr]:
-    kw = next((k for k in pj.call.keywords if k.arg in OUT_KEYWORDS), None)
-    if kw is not None:
-        return kw.value
-    positional = pj.call.args[1:] if pj.spec is pj.value else []  # pjit(f, in, out, ...)
-    return positional[1] if len(positional) >= 2 else None
 
 
 def _visible_at(ctx: FileContext, spec: ast.expr, site: ast.AST) -> bool:
@@ -200,28 +181,6 @@ def _visible_at(ctx: FileContext, spec: ast.expr, site: ast.AST) -> bool:
         if here is not there:
             return False
     return True
-
-
-def _spec_source(ctx: FileContext, spec: ast.expr, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
-    """The spec's text with literal ``None`` leaves (replicated in legacy pjit) written as ``P()``."""
-    nones = [n for n in ast.walk(spec) if isinstance(n, ast.Constant) and n.value is None and not _inside_call(ctx, n, spec)]
-    if not nones:
-        return ctx.text(spec), ()
-    p, imports = ctx.reference(PARTITION_SPEC, at=at)
-    text, base = ctx.text(spec), ctx.span(spec)[0]
-    for node in sorted(nones, key=lambda n: ctx.span(n)[0], reverse=True):
-        start, end = ctx.span(node)
-        text = text[: start - base] + f"{p}()" + text[end - base:]
-    return text, imports
-
-
-def _inside_call(ctx: FileContext, node: ast.AST, root: ast.AST) -> bool:
-    """``P(None, 'x')``: a None inside a spec constructor is a dimension, not a spec."""
-    while node is not root:
-        node = ctx.parent(node)  # type: ignore[assignment]
-        if isinstance(node, ast.Call):
-            return True
-    return False
 
 
 def _global_names(ctx: FileContext, args: Sequence[ast.expr]) -> List[str]:
@@ -238,9 +197,9 @@ def _global_names(ctx: FileContext, args: Sequence[ast.expr]) -> List[str]:
 def _suggestion(ctx: FileContext, pj: PjitCall, site: Optional[ast.Call], outputs_global: bool) -> str:
     """The code to write, with this call's own arguments and specs where they are known."""
     fn = pj.name or "f"
-    in_spec = _spec_source(ctx, pj.value, pj.call)[0] if pj.value is not None else "in_specs"
-    out = _out_value(pj)
-    out_spec = _spec_source(ctx, out, pj.call)[0] if out is not None else "out_specs"
+    in_spec = spec_source(ctx, pj.value, pj.call)[0] if pj.value is not None else "in_specs"
+    out = out_value(pj)
+    out_spec = spec_source(ctx, out, pj.call)[0] if out is not None else "out_specs"
     mesh = (mesh_for(ctx, site) if site is not None else None) or "mesh"
     if site is None or not site.args:
         code, call = f"args = multihost_utils.host_local_array_to_global_array(args, {mesh}, {in_spec}); ", f"{fn}(*args)"

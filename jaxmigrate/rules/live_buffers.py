@@ -8,6 +8,7 @@ from typing import Iterator, Optional
 from jaxmigrate.rules.base import Example, Finding, Fix, Rule, snippet
 from jaxmigrate.rules.context import FileContext
 from jaxmigrate.rules.folding import fold_true
+from jaxmigrate.rules.statements import delete_statement
 
 GET_BACKEND = "jax._src.lib.xla_bridge.get_backend"
 DEVICE_LISTS = ("jax.devices", "jax.local_devices")
@@ -20,8 +21,9 @@ class LiveBuffers(Rule):
     through a variable) with `jax.live_arrays()`, and `device.live_buffers()` (a device from
     `jax.devices()`/`jax.local_devices()`) with the shards of live arrays on that device:
     `[s.data for a in jax.live_arrays() for s in a.addressable_shards if s.device == device]`.
-    A `hasattr(backend, "live_buffers")` guard around it is folded away. A `live_buffers()`
-    call on anything else is reported with both forms.
+    A `hasattr(backend, "live_buffers")` guard around it is folded away, and a local `backend`
+    variable left unused is deleted (`jax.lib.xla_bridge` is gone from current JAX). A
+    `live_buffers()` call on anything else is reported with both forms.
 
     The backend form is a safe fix. The device form is unsafe: it lists single-device
     jax.Arrays (shards) rather than raw device buffers.
@@ -54,7 +56,6 @@ class LiveBuffers(Rule):
                 import jax
 
                 def leaked():
-                    backend = jax.lib.xla_bridge.get_backend()
                     return len(jax.live_arrays())
                     return 0
             """),
@@ -85,12 +86,30 @@ class LiveBuffers(Rule):
                 finding = self._guard(ctx, call)
                 if finding:
                     yield finding
+        yield from self._unused_backends(ctx)
+
+    def _unused_backends(self, ctx: FileContext) -> Iterator[Finding]:
+        """``backend = xla_bridge.get_backend()`` left with no use once its ``live_buffers()`` calls
+        are rewritten: ``jax.lib.xla_bridge`` no longer exists, so the line goes (with its import)."""
+        for stmt in ctx.nodes(ast.Assign):
+            if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Call)
+                    and ctx.qualname(stmt.value.func) == GET_BACKEND):
+                continue
+            name = stmt.targets[0].id
+            owner = ctx.resolver.scope_of(stmt.targets[0])
+            used = any(n.id == name and isinstance(n.ctx, ast.Load) and ctx.resolver.lookup(name, ctx.resolver.scope_of(n)) is owner
+                       for n in ctx.nodes(ast.Name))
+            if not used and owner.kind == "function":
+                fix = Fix("safe", edits=(delete_statement(ctx, stmt),), drop_unused_imports=ctx.root_import(stmt.value.func))
+                yield self.finding(ctx, stmt, f"`{name}` is no longer used and `xla_bridge.get_backend()` is gone from "
+                                   "current JAX: delete the line", fix)
 
     def _call(self, ctx: FileContext, call: ast.Call, receiver: ast.expr) -> Finding:
         live, imports = ctx.reference("jax.live_arrays", at=call)
         kind = _receiver_kind(ctx, receiver)
         if kind == "backend":
-            fix = Fix("safe", edits=(ctx.replace(call, f"{live}()"),), add_imports=imports)
+            fix = Fix("safe", edits=(ctx.replace(call, f"{live}()"),), add_imports=imports,
+                      drop_unused_imports=ctx.root_import(receiver.func if isinstance(receiver, ast.Call) else receiver))
             return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: use `jax.live_arrays()`", fix)
         device = ctx.text(receiver)
         shards = f"[s.data for a in {live}() for s in a.addressable_shards if s.device == {device}]"

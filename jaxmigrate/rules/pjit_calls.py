@@ -6,8 +6,9 @@ import ast
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
+from jaxmigrate.rules.base import Edit, ImportRef
 from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.gda import PARTIAL, PJIT
+from jaxmigrate.rules.gda import PARTIAL, PJIT, spec_source
 
 IN_KEYWORDS = ("in_axis_resources", "in_shardings")
 OUT_KEYWORDS = ("out_axis_resources", "out_shardings")
@@ -128,3 +129,22 @@ def is_mesh(ctx: FileContext, expr: ast.expr) -> bool:
         # a parameter or other binding named like a mesh, entered with `with`: taken as the mesh
         return "mesh" in expr.id.lower()
     return isinstance(expr, ast.Attribute) and "mesh" in expr.attr.lower()
+
+
+def out_value(pj: PjitCall) -> Optional[ast.expr]:
+    kw = next((k for k in pj.call.keywords if k.arg in OUT_KEYWORDS), None)
+    if kw is not None:
+        return kw.value
+    positional = pj.call.args[1:] if pj.spec is pj.value else []  # pjit(f, in, out, ...)
+    return positional[1] if len(positional) >= 2 else None
+
+
+def host_local_output(ctx: FileContext, pj: PjitCall, site: ast.Call, mhu: str, mesh: str) -> Tuple[List[Edit], Tuple[ImportRef, ...]]:
+    """Edits wrapping a call's result in ``global_array_to_host_local_array(result, mesh, out_specs)``,
+    as GDA-era pjit returned host-local outputs; none when the result is discarded."""
+    out = out_value(pj)
+    if out is None or isinstance(ctx.parent(site), ast.Expr):
+        return [], ()
+    out_spec, imports = spec_source(ctx, out, site)
+    start, end = ctx.span(site)
+    return [Edit(start, start, f"{mhu}.global_array_to_host_local_array("), Edit(end, end, f", {mesh}, {out_spec})")], imports

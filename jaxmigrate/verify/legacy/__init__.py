@@ -1,0 +1,139 @@
+"""jaxmigrate's legacy JAX runtime: the removed pjit-era APIs, on top of the installed JAX.
+
+``install()`` is called in the BEFORE side's processes only (never in the parent, never on the
+AFTER side). It makes importable, with the GDA era's semantics (JAX 0.4.1, jax.Array disabled for
+pjit's input/output contract):
+
+- ``jax.experimental.global_device_array`` (``GlobalDeviceArray``, ``Shard``, ``MeshAxes``,
+  ``get_shard_indices``), ``jax.experimental.maps`` (``Mesh``, the lowercase ``mesh`` context
+  manager, ``thread_resources``, ``ResourceEnv``; ``xmap`` imports but raises when called),
+  ``jax.experimental.gda_serialization`` (an alias of ``array_serialization``),
+  ``jax.lib.xla_bridge`` / ``jax._src.lib.xla_bridge`` and ``from jax.config import config``
+  (a ``sys.meta_path`` finder);
+- ``jax.experimental.pjit.{pjit, FROM_GDA, PartitionSpec, NamedSharding, with_sharding_constraint}``,
+  ``jax._src.pjit.pjit``, ``jax.experimental.PartitionSpec``, ``jax.interpreters.pxla.{PartitionSpec,
+  Mesh, thread_resources}``, ``jax.sharding.{MeshPspecSharding, OpShardingSharding}``
+  (attributes);
+- the options ``jax_array`` / ``jax_parallel_functions_output_gda`` and ``live_buffers()`` on
+  devices and backends.
+
+It is written from the documented legacy behaviour, not from jaxmigrate's rules: the verifier
+compares the legacy program run on this runtime with the migrated program run on plain JAX.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+from typing import Callable, Dict
+
+_installed = False
+
+
+def _copy_module(name: str, source: types.ModuleType, doc: str) -> types.ModuleType:
+    module = types.ModuleType(name, doc)
+    module.__dict__.update({k: v for k, v in vars(source).items() if not k.startswith("__")})
+    return module
+
+
+def _public(name: str, doc: str, **attrs) -> types.ModuleType:
+    module = types.ModuleType(name, doc)
+    module.__dict__.update(attrs)
+    return module
+
+
+def _gda_module(name):
+    from jaxmigrate.verify.legacy import gda
+
+    return _public(name, gda.__doc__, **{n: getattr(gda, n) for n in gda.__all__ + ["_hashed_index"]})
+
+
+def _maps_module(name):
+    from jax.sharding import Mesh
+
+    from jaxmigrate.verify.legacy import _mesh
+
+    return _public(
+        name, "jax.experimental.maps (legacy runtime)", Mesh=Mesh, mesh=_mesh.mesh,
+        thread_resources=_mesh.thread_resources, ResourceEnv=_mesh.ResourceEnv, EMPTY_ENV=_mesh.EMPTY_ENV,
+        xmap=_mesh.xmap, SerialLoop=_mesh.SerialLoop, serial_loop=_mesh.serial_loop,
+    )
+
+
+def _alias(target: str) -> Callable[[str], types.ModuleType]:
+    def build(name):
+        return _copy_module(name, importlib.import_module(target), f"legacy alias of {target}")
+
+    return build
+
+
+_PACKAGES = {"jax.experimental.gda_serialization"}
+_MODULES: Dict[str, Callable[[str], types.ModuleType]] = {
+    "jax.experimental.global_device_array": _gda_module,
+    "jax.experimental.maps": _maps_module,
+    "jax.experimental.gda_serialization": _alias("jax.experimental.array_serialization"),
+    "jax.experimental.gda_serialization.serialization": _alias("jax.experimental.array_serialization.serialization"),
+    "jax.lib.xla_bridge": _alias("jax._src.xla_bridge"),
+    "jax._src.lib.xla_bridge": _alias("jax._src.xla_bridge"),
+}
+
+
+class _Loader(importlib.abc.Loader):
+    def create_module(self, spec):
+        return _MODULES[spec.name](spec.name)
+
+    def exec_module(self, module):
+        pass
+
+
+class LegacyFinder(importlib.abc.MetaPathFinder):
+    """Finds the removed legacy modules (only those, only in the legacy side's process)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in _MODULES:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _Loader(), is_package=fullname in _PACKAGES)
+
+
+def install() -> None:
+    """Install the legacy runtime into this process (idempotent). Imports jax."""
+    global _installed
+    if _installed:
+        return
+    import jax
+    import jax._src.pjit
+    import jax.experimental
+    import jax.experimental.pjit
+    import jax.interpreters.pxla
+    import jax.sharding
+    from jax._src import sharding_impls
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    from jaxmigrate.verify.legacy import _buffers, _config, _mesh, pjit
+
+    _config.install()
+    _mesh.patch_mesh_context()
+    _buffers.install()
+    for module in (jax.experimental.pjit, jax._src.pjit):
+        module.pjit = pjit.pjit
+    legacy_pjit = jax.experimental.pjit
+    legacy_pjit.FROM_GDA, legacy_pjit._UNSPECIFIED = pjit.FROM_GDA, pjit._UNSPECIFIED
+    legacy_pjit.PartitionSpec, legacy_pjit.NamedSharding = PartitionSpec, NamedSharding
+    legacy_pjit.with_sharding_constraint = pjit.with_sharding_constraint
+    jax.experimental.PartitionSpec = PartitionSpec
+    pxla = jax.interpreters.pxla
+    pxla.PartitionSpec, pxla.Mesh, pxla.thread_resources = PartitionSpec, Mesh, _mesh.thread_resources
+    jax.sharding.MeshPspecSharding = NamedSharding
+    if hasattr(sharding_impls, "GSPMDSharding"):
+        jax.sharding.OpShardingSharding = sharding_impls.GSPMDSharding
+    import jax._src.lib
+    import jax.lib
+
+    for parent in (jax.lib, jax._src.lib):  # 0.4.1 imported xla_bridge with jax: plain attribute access works
+        name = f"{parent.__name__}.xla_bridge"
+        sys.modules[name] = parent.xla_bridge = _MODULES[name](name)
+    sys.meta_path.insert(0, LegacyFinder())
+    _installed = True

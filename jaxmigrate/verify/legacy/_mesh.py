@@ -1,0 +1,134 @@
+"""The legacy mesh context: ``with mesh:``, ``maps.mesh(devices, names)`` and ``thread_resources``.
+
+In JAX 0.4.1 entering a ``Mesh`` pushed a ``ResourceEnv`` on a thread-local stack and set
+``thread_resources.env``; pjit read ``thread_resources.env.physical_mesh`` at each call. This
+module keeps that stack itself (``Mesh.__enter__``/``__exit__`` are wrapped in the legacy side's
+process), so the legacy pjit does not depend on how the installed JAX treats ``with mesh:``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import warnings
+from typing import NamedTuple, Optional, Tuple
+
+import numpy as np
+from jax.sharding import Mesh
+
+
+class _Loop(NamedTuple):
+    name: str
+    length: int
+
+
+class ResourceEnv(NamedTuple):
+    """``maps.ResourceEnv``: the physical mesh and the (xmap) loops in scope."""
+
+    physical_mesh: Mesh
+    loops: Tuple[_Loop, ...]
+
+    def with_mesh(self, mesh: Mesh) -> "ResourceEnv":
+        return self._replace(physical_mesh=mesh)
+
+    @property
+    def physical_resource_axes(self):
+        return set(self.physical_mesh.axis_names)
+
+    @property
+    def resource_axes(self):
+        return self.physical_resource_axes | {loop.name for loop in self.loops}
+
+    @property
+    def shape(self):
+        shape = dict(self.physical_mesh.shape)
+        shape.update(self.loops)
+        return shape
+
+    @property
+    def local_shape(self):
+        from jaxmigrate.verify.legacy._hostlocal import local_submesh
+
+        mesh = self.physical_mesh
+        shape = dict(local_submesh(mesh).shape) if not mesh.empty else {}
+        shape.update(self.loops)
+        return shape
+
+
+EMPTY_MESH = Mesh(np.empty((), dtype=object), ())
+EMPTY_ENV = ResourceEnv(EMPTY_MESH, ())
+
+
+class _ThreadResources(threading.local):
+    """``maps.thread_resources`` / ``pxla.thread_resources``: ``.env`` is read and may be assigned."""
+
+    def __init__(self) -> None:
+        self.env = EMPTY_ENV
+        self.stack = [EMPTY_ENV]
+
+
+thread_resources = _ThreadResources()
+
+
+def current_mesh() -> Optional[Mesh]:
+    """The mesh of the innermost legacy ``with mesh:`` (or assigned env), None when there is none."""
+    mesh = thread_resources.env.physical_mesh
+    return None if mesh.empty else mesh
+
+
+def _enter(mesh: Mesh) -> None:
+    env = thread_resources.stack[-1].with_mesh(mesh)
+    thread_resources.stack.append(env)
+    thread_resources.env = env
+
+
+def _exit() -> None:
+    thread_resources.stack.pop()
+    thread_resources.env = thread_resources.stack[-1]
+
+
+def patch_mesh_context() -> None:
+    """Track ``with Mesh(...):`` in the legacy stack too (the installed JAX still sees it)."""
+    if getattr(Mesh, "_jaxmigrate_legacy", False):
+        return
+    original_enter, original_exit = Mesh.__enter__, Mesh.__exit__
+
+    def __enter__(self):
+        with warnings.catch_warnings():  # the installed JAX deprecates `with mesh:`; 0.4.1 did not
+            warnings.simplefilter("ignore", DeprecationWarning)
+            result = original_enter(self)
+        _enter(self)
+        return result
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        _exit()
+        return original_exit(self, exc_type, exc_value, traceback)
+
+    Mesh.__enter__, Mesh.__exit__ = __enter__, __exit__
+    Mesh._jaxmigrate_legacy = True
+
+
+@contextlib.contextmanager
+def mesh(devices, axis_names):
+    """``jax.experimental.maps.mesh(devices, axis_names)``: enter a Mesh built from both."""
+    with Mesh(np.asarray(devices), tuple(axis_names)) as entered:
+        yield entered
+
+
+def xmap(*args, **kwargs):
+    """``xmap`` is importable (legacy modules import it) but not emulated."""
+    raise NotImplementedError("xmap is not emulated by jaxmigrate's legacy runtime")
+
+
+class SerialLoop(NamedTuple):
+    length: int
+
+
+@contextlib.contextmanager
+def serial_loop(name, length):
+    env = thread_resources.env
+    thread_resources.env = env._replace(loops=env.loops + (_Loop(name, length),))
+    try:
+        yield
+    finally:
+        thread_resources.env = env

@@ -1,0 +1,125 @@
+"""Observations: what a side computed, as plain picklable data (numpy arrays and Python values).
+
+Runs in the child processes. An array becomes its shape, dtype, sharding (device position in
+``jax.devices()`` -> index, so ``P('x')`` and ``P('x', None)`` look the same and swapped mesh axes
+do not) and values: the whole value when this process can address all of it, else the data of
+its addressable shards. A GlobalDeviceArray of the legacy runtime is observed as its global array.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+MAX_ITEMS = 1000  # containers larger than this are observed by their length only
+MAX_DEPTH = 6
+
+_positions: Optional[Dict[Any, int]] = None
+
+
+def _device_position(device) -> int:
+    global _positions
+    if _positions is None:
+        import jax
+
+        _positions = {d: i for i, d in enumerate(jax.devices())}
+    return _positions.get(device, -1)
+
+
+def _index(index, shape):
+    return tuple(s.indices(n)[:2] for s, n in zip(index, shape))
+
+
+def _jax_array_type():
+    import sys
+
+    jax = sys.modules.get("jax")
+    return jax.Array if jax is not None else None
+
+
+def _underlying(value):
+    """The array a value stands for (a GDA's global array), or None if it is not an array."""
+    inner = getattr(type(value), "_jaxmigrate_array", None)
+    if inner is not None:
+        return value._jaxmigrate_array
+    array_type = _jax_array_type()
+    if isinstance(value, (np.ndarray, np.generic)) or (array_type is not None and isinstance(value, array_type)):
+        return value
+    return None
+
+
+def _numpy(value) -> Dict[str, Any]:
+    array = np.asarray(value)
+    if array.dtype == object:
+        return {"kind": "array", "shape": array.shape, "dtype": "object", "sharding": None,
+                "data": np.vectorize(_object_leaf, otypes=[object])(array) if array.size else array}
+    return {"kind": "array", "shape": array.shape, "dtype": str(array.dtype), "sharding": None, "data": array}
+
+
+def _object_leaf(value) -> str:
+    if type(value).__name__.endswith("Device") and hasattr(value, "process_index"):
+        return f"device#{_device_position(value)}"
+    return repr(value) if isinstance(value, (str, numbers.Number, type(None))) else type(value).__name__
+
+
+def _jax(array) -> Dict[str, Any]:
+    obs: Dict[str, Any] = {"kind": "array", "shape": tuple(array.shape), "dtype": str(array.dtype)}
+    if array.is_deleted():
+        obs.update(deleted=True, sharding=None, data=None)
+        return obs
+    shape = tuple(array.shape)
+    indices = array.sharding.devices_indices_map(shape)
+    obs["sharding"] = tuple(sorted((_device_position(d), _index(i, shape)) for d, i in indices.items()))
+    if array.is_fully_addressable:
+        obs["data"] = np.asarray(array)
+    else:
+        shards = {}
+        for shard in array.addressable_shards:
+            shards.setdefault(_index(shard.index, shape), np.asarray(shard.data))
+        obs["data"] = None
+        obs["shards"] = tuple(sorted(shards.items(), key=lambda item: item[0]))
+    return obs
+
+
+def observe(value, depth: int = 0) -> Dict[str, Any]:
+    """The observation of any value (an opaque object is only its type name)."""
+    try:
+        array = _underlying(value)
+        if array is not None:
+            return _numpy(array) if isinstance(array, (np.ndarray, np.generic)) else _jax(array)
+        if isinstance(value, (bool, numbers.Number)) and not isinstance(value, np.generic):
+            return {"kind": "number", "type": type(value).__name__, "value": value}
+        if isinstance(value, str):
+            return {"kind": "str", "value": value}
+        if value is None:
+            return {"kind": "none"}
+        if isinstance(value, (tuple, list, dict)) and depth < MAX_DEPTH:
+            if len(value) > MAX_ITEMS:
+                return {"kind": "seq", "type": type(value).__name__, "length": len(value), "items": ()}
+            if isinstance(value, dict):
+                items = sorted(((repr(k), observe(v, depth + 1)) for k, v in value.items()), key=lambda kv: kv[0])
+                return {"kind": "dict", "items": tuple(items)}
+            kind = "list" if isinstance(value, list) else "tuple"
+            return {"kind": "seq", "type": kind, "items": tuple(observe(v, depth + 1) for v in value)}
+        return {"kind": "object", "type": type(value).__name__}
+    except Exception as exc:  # noqa: BLE001 - an unobservable value is an observation too
+        return {"kind": "unobservable", "error": f"{type(exc).__name__}: {exc}"}
+
+
+def is_observable(value, depth: int = 0) -> bool:
+    """Module globals worth comparing: arrays, numbers, or containers holding some."""
+    if _underlying(value) is not None:
+        return True
+    if isinstance(value, (bool, numbers.Number)):
+        return True
+    if isinstance(value, (tuple, list, dict)) and depth < MAX_DEPTH and len(value) <= MAX_ITEMS:
+        items = value.values() if isinstance(value, dict) else value
+        return any(is_observable(v, depth + 1) for v in items)
+    return False
+
+
+def observe_globals(namespace: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    return {name: observe(value) for name, value in namespace.items()
+            if not name.startswith("__") and is_observable(value)}

@@ -1,0 +1,98 @@
+"""Render observations and verdicts for people (text) and tools (json)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+LIMIT = 200
+
+
+def abridge(text: str, limit: int = LIMIT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _index(index: Tuple[Tuple[int, int], ...], shape) -> str:
+    parts = [":" if (start, stop) == (0, n) else f"{start}:{stop}" for (start, stop), n in zip(index, shape)]
+    return "[" + ",".join(parts) + "]"
+
+
+def _positions(positions: List[int]) -> str:
+    if len(positions) > 2 and positions == list(range(positions[0], positions[-1] + 1)):
+        return f"d{positions[0]}-{positions[-1]}"
+    return ",".join(f"d{p}" for p in positions)
+
+
+def sharding_text(obs: Dict[str, Any]) -> str:
+    sharding = obs.get("sharding")
+    if sharding is None:
+        return "deleted" if obs.get("deleted") else "none (numpy)"
+    by_index: Dict[Any, List[int]] = {}
+    for position, index in sharding:
+        by_index.setdefault(index, []).append(position)
+    shape = obs["shape"]
+    if len(by_index) == 1:
+        (positions,) = by_index.values()
+        return f"replicated on {_positions(positions)}" if len(positions) > 1 else f"only on d{positions[0]}"
+    return " ".join(f"{_index(i, shape)}@{_positions(p)}" for i, p in sorted(by_index.items()))
+
+
+def _values(obs: Dict[str, Any]) -> str:
+    if obs.get("data") is not None:
+        data = np.asarray(obs["data"])
+        return np.array2string(data, threshold=12, edgeitems=2, max_line_width=10_000, separator=" ")
+    shards = obs.get("shards") or ()
+    return "addressable shards " + " ".join(
+        f"{_index(i, obs['shape'])}={np.array2string(np.asarray(d), threshold=6, edgeitems=1)}" for i, d in shards)
+
+
+def summarize(obs: Dict[str, Any], limit: int = LIMIT) -> str:
+    kind = obs["kind"]
+    if kind == "array":
+        shape = "x".join(str(n) for n in obs["shape"]) or "scalar"
+        text = f"{obs['dtype']}[{shape}] sharding: {sharding_text(obs)}; values: {_values(obs)}"
+    elif kind == "number":
+        text = f"{obs['type']} {obs['value']!r}"
+    elif kind == "str":
+        text = repr(obs["value"])
+    elif kind == "none":
+        text = "None"
+    elif kind == "seq":
+        inner = ", ".join(summarize(item, 80) for item in obs["items"][:4])
+        more = ", ..." if len(obs["items"]) > 4 else ""
+        text = f"{obs['type']}({inner}{more})" if "length" not in obs else f"{obs['type']} of {obs['length']} items"
+    elif kind == "dict":
+        text = "{" + ", ".join(f"{k}: {summarize(v, 60)}" for k, v in obs["items"][:4]) + (", ..." if len(obs["items"]) > 4 else "") + "}"
+    elif kind == "unobservable":
+        text = f"(unobservable: {obs['error']})"
+    else:
+        text = f"<{obs['type']}>"
+    return abridge(text, limit)
+
+
+def render_text(verdict, max_differences: int = 5) -> str:
+    v = verdict
+    head = (f"{v.status.upper()}: {v.before} vs {v.after} "
+            f"({v.processes} process{'es' if v.processes > 1 else ''} x {v.devices // v.processes} CPU devices, "
+            f"{v.seconds:.1f} s)")
+    lines = [head]
+    if v.status == "equivalent":
+        lines.append(f"  compared per process: {v.compared}")
+    else:
+        lines.append(f"  {v.reason}")
+    for d in v.differences[:max_differences]:
+        lines.append(f"  {d.where} (process {d.process}): {d.what}")
+        lines.append(f"    before: {d.before}")
+        lines.append(f"    after:  {d.after}")
+    if len(v.differences) > max_differences:
+        lines.append(f"  ... and {len(v.differences) - max_differences} more differences")
+    for error in v.errors:
+        lines.append("  " + error.rstrip().replace("\n", "\n    "))
+    return "\n".join(lines)
+
+
+def render_json(verdict) -> str:
+    return json.dumps(verdict.to_dict(), indent=2)

@@ -1,0 +1,80 @@
+"""`jaxmigrate verify` on the command line: exit codes, formats, the one-file form, no JAX."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from jaxmigrate.cli import main
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+needs_jax = pytest.mark.skipif(importlib.util.find_spec("jax") is None,
+                               reason='needs the verify extra: pip install "jaxmigrate[verify]"')
+
+
+def test_help_says_it_runs_the_code():
+    result = CliRunner().invoke(main, ["verify", "--help"])
+    assert result.exit_code == 0
+    assert "RUN legacy code" in result.output and "EXECUTES the given files" in result.output
+
+
+def test_without_jax_says_how_to_install_it(monkeypatch, tmp_path):
+    script = tmp_path / "a.py"
+    script.write_text("x = 1\n")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "jax" else real(name, *a))
+    result = CliRunner().invoke(main, ["verify", str(script)])
+    assert result.exit_code == 2
+    assert 'pip install "jaxmigrate[verify]"' in result.output
+
+
+def test_devices_must_split_over_processes(tmp_path):
+    script = tmp_path / "a.py"
+    script.write_text("x = 1\n")
+    result = CliRunner().invoke(main, ["verify", str(script), "--devices", "8", "--processes", "3"])
+    assert result.exit_code == 2 and "cannot be split evenly" in result.output
+
+
+def test_at_most_two_files(tmp_path):
+    script = tmp_path / "a.py"
+    script.write_text("x = 1\n")
+    result = CliRunner().invoke(main, ["verify", str(script), str(script), str(script)])
+    assert result.exit_code == 2
+
+
+@needs_jax
+def test_pair_equivalent_text():
+    case = FIXTURES / "JM101" / "positional_specs"
+    result = CliRunner().invoke(main, ["verify", str(case / "before.py"), str(case / "after.py")])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("EQUIVALENT: ")
+
+
+@needs_jax
+def test_one_file_divergent_json(tmp_path):
+    script = tmp_path / "legacy.py"
+    script.write_text(
+        "import numpy as np\nimport jax\nfrom jax.sharding import Mesh\n"
+        "mesh = Mesh(np.array(jax.devices()).reshape(2, 2), ('x', 'y'))\n"
+        "counts = [len(d.live_buffers()) for d in jax.devices()]\nx = jax.numpy.arange(4)\n"
+        "after = [len(d.live_buffers()) for d in jax.devices()]\n"
+    )
+    result = CliRunner().invoke(main, ["verify", str(script), "--format", "json", "--devices", "4", "--processes", "1"])
+    report = json.loads(result.output)
+    assert result.exit_code == 1, result.output
+    assert report["verdict"] == "divergent" and report["devices"] == 4
+    assert report["differences"][0]["where"] == "global `after`"
+
+
+@needs_jax
+def test_undecidable_exit_code(tmp_path):
+    before, after = tmp_path / "b.py", tmp_path / "a.py"
+    before.write_text("raise SystemExit(3)\n")
+    after.write_text("x = 1\n")
+    result = CliRunner().invoke(main, ["verify", str(before), str(after)])
+    assert result.exit_code == 2
+    assert "UNDECIDABLE" in result.output and "SystemExit: 3" in result.output

@@ -1,0 +1,127 @@
+"""Every fixture pair is verified at run time: before.py on the legacy runtime, after.py on JAX.
+
+Single-process (8 CPU devices) for every fixture, except the folders named ``two_process_*``:
+those are programs for 2 processes x 4 devices (their host-local blocks only fit that way) and
+run so. A pair must be judged equivalent unless it is listed below:
+
+- ``BY_DESIGN``: the migration is incomplete on purpose (``findings.txt`` lists what is left for
+  a person), so after.py still uses a removed API, or before.py itself is not a valid legacy
+  program; the verdict and its reason are pinned.
+- ``RULE_BUGS``: the verifier found a rule that changes what the program computes; strict
+  xfail, so the fix of the rule makes this test fail until the entry is removed.
+- ``SKIP``: not runnable on either side as a program.
+
+The pairs run two at a time (both sides of a pair run at once too); see docs/verify.md.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigrate[verify]"')
+
+from jaxmigrate.verify.runner import verify_files  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent / "fixtures"
+CASES = sorted(p.parent for p in ROOT.glob("*/*/before.py"))
+
+SKIP = {
+    "JM503/migration_guide": "the migration guide's snippet verbatim: its arrays are placeholder `None`s and "
+                             "`out_axis_resources=...` is prose, so neither side is a program (the guide's example "
+                             "with real per-process data runs in tests/test_verify_pairs.py)",
+    "JM201/opsharding_rename_old_target": "after.py is written for --target-jax 0.4.20: `jax.sharding.GSPMDSharding` "
+                                          "is not importable from the installed JAX",
+}
+if importlib.util.find_spec("tensorstore") is None:
+    SKIP["JM201/gda_serialization"] = ("`jax.experimental.array_serialization` (and so the legacy "
+                                       "`gda_serialization` alias) needs tensorstore, which is not installed")
+
+# case -> (verdict, text the reason or first difference must contain, why)
+BY_DESIGN = {
+    "JM101/import_forms": ("undecidable", "Setting both in_shardings and in_axis_resources",
+                           "line 26 passes both spellings at once (reported); both sides raise there, every "
+                           "observation before it is equal"),
+    "JM102/xmap_trap": ("undecidable", "xmap is not emulated", "xmap is not emulated by the legacy runtime"),
+    "JM203/xmap_thread_resources": ("undecidable", "xmap is not emulated",
+                                    "xmap is not emulated; after.py keeps jax.experimental.maps (reported)"),
+    "JM201/mixed_import_split": ("divergent", "No module named 'jax.experimental.maps'",
+                                 "after.py keeps `from jax.experimental.maps import xmap` (JM203 reports it)"),
+    "JM201/opsharding_rename": ("divergent", "OpShardingSharding",
+                                "OpShardingSharding is reported, not rewritten, for the latest target"),
+    "JM301/reported_forms": (("undecidable", "divergent"), "",
+                             "before.py imports jax._src.test_util (needs absl); after.py keeps "
+                             "`config.update('jax_array', False)` (reported)"),
+    "JM401/device_forms": ("divergent", "counts",
+                           "without --unsafe-fixes `Device.live_buffers()` stays, and it sees no jax.Array on "
+                           "the installed JAX (reported)"),
+    "JM501/batched_reported": ("divergent", "global_device_array",
+                               "batched GDA callbacks are reported with the code to write, not rewritten"),
+    "JM501/keywords": ("divergent", "global_device_array", "a starred from_callback(*args) is reported, not rewritten"),
+    "JM502/reported_forms": ("divergent", "global_device_array", "GDA uses left for a person (reported)"),
+    "JM503/reported_forms": ("divergent", "FROM_GDA", "FROM_GDA in pytrees, variables or without a mesh is reported"),
+}
+
+RULE_BUGS: dict = {
+}
+
+
+def _id(case: Path) -> str:
+    return f"{case.parent.name}/{case.name}"
+
+
+PARAMS = []
+for _case in CASES:
+    for _processes in ((2,) if "two_process" in _case.name else (1,)):
+        key = _id(_case) if _processes == 1 else f"{_id(_case)}@2"
+        marks = []
+        if _id(_case) in SKIP:
+            marks.append(pytest.mark.skip(reason=SKIP[_id(_case)]))
+        elif key in RULE_BUGS:
+            marks.append(pytest.mark.xfail(strict=True, reason=RULE_BUGS[key]))
+        PARAMS.append(pytest.param(_case, _processes, id=key, marks=marks))
+
+
+@pytest.fixture(scope="module")
+def verdicts(request):
+    """The verdicts of every selected pair, computed two pairs at a time."""
+    wanted = []
+    for item in request.session.items:
+        spec = getattr(item, "callspec", None)
+        if item.module is request.module and spec and "case" in spec.params and not item.get_closest_marker("skip"):
+            wanted.append((spec.params["case"], spec.params["processes"]))
+
+    def run(job):
+        case, processes = job
+        return job, verify_files(str(case / "before.py"), str(case / "after.py"), processes=processes, timeout=90)
+
+    with ThreadPoolExecutor(2) as pool:
+        return dict(pool.map(run, wanted))
+
+
+def _left_after_fix(case: Path) -> list:
+    text = (case / "findings.txt").read_text()
+    return [line for line in text.split("# left after fix\n", 1)[1].splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("case,processes", PARAMS)
+def test_fixture_pair_verified(case, processes, verdicts):
+    from jaxmigrate.verify.report import render_text
+
+    verdict = verdicts[(case, processes)]
+    expected = BY_DESIGN.get(_id(case))
+    if expected is None:
+        assert verdict.status == "equivalent", render_text(verdict)
+        return
+    statuses, text, why = expected
+    statuses = (statuses,) if isinstance(statuses, str) else statuses
+    assert verdict.status in statuses, f"{why}\n{render_text(verdict)}"
+    shown = verdict.reason + "\n" + "\n".join(f"{d.before} {d.after}" for d in verdict.differences) + "\n".join(verdict.errors)
+    assert text in shown, f"{why}\n{render_text(verdict)}"
+    if verdict.status == "undecidable" and verdict.differences:
+        pytest.fail(f"observations differ before the exception:\n{render_text(verdict)}")
+    if verdict.status == "divergent":
+        assert _left_after_fix(case), f"divergent with nothing left reported: a rule bug, not by design\n{render_text(verdict)}"
