@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import List, Optional, Tuple
@@ -83,14 +84,28 @@ def check(paths, select, ignore, target_jax, no_cache, jobs, output_format):
 @common_options
 @click.option("--diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes marked unsafe.")
-def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, diff, unsafe_fixes):
+@click.option("--verify", "verify_fixes", is_flag=True,
+              help="RUN each changed file before and after (see `jaxmigrate verify`) and write it only if equivalent.")
+def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, diff, unsafe_fixes, verify_fixes):
     """Rewrite deprecated JAX API uses in place. Exit 0: nothing left, 1: findings remain, 2: errors.
 
-    With --diff nothing is written; the exit code is 1 when there is anything to change.
+    With --diff nothing is written; the exit code is 1 when there is anything to change. With
+    --verify a changed file is written only if it computes what the original did (this runs the
+    files, and needs the `verify` extra); a divergent or undecidable one is left as it was and
+    reported as an error.
     """
     from jaxmigrate.reporting import render
 
-    results, missing = _run(paths, select, ignore, target_jax, jobs, fix=True, write=not diff, unsafe_fixes=unsafe_fixes)
+    if verify_fixes and diff:
+        raise click.UsageError("--verify writes verified files; it cannot be combined with --diff")
+    if verify_fixes:
+        _require_jax()
+    results, missing = _run(paths, select, ignore, target_jax, jobs, fix=True, write=not (diff or verify_fixes),
+                            unsafe_fixes=unsafe_fixes)
+    if verify_fixes:
+        from jaxmigrate.verify.gate import verify_and_write
+
+        verify_and_write(results)
     if diff:
         for r in results:
             if r.diff:
@@ -100,6 +115,31 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, diff, 
     if diff and code == EXIT_OK and any(r.changed for r in results):
         code = EXIT_FINDINGS
     sys.exit(code)
+
+
+def _verify_suites(args, devices, timeout, output_format):
+    import json
+
+    from jaxmigrate.verify import suite
+
+    folders, pytest_args = list(args[:2]), list(args[2:])
+    if len(folders) != 2 or not all(os.path.isdir(f) for f in folders):
+        raise click.UsageError("--pytest takes BEFORE_DIR AFTER_DIR [-- PYTEST_ARGS]")
+    verdict = suite.verify_suites(folders[0], folders[1], pytest_args, devices=devices, timeout=max(timeout, 600))
+    if output_format == "json":
+        click.echo(json.dumps(dict(verdict=verdict.status, exit_code=verdict.exit_code, reason=verdict.reason,
+                                   differences=verdict.differences, outcomes=verdict.outcomes), indent=2))
+    else:
+        click.echo(suite.render(verdict))
+    sys.exit(verdict.exit_code)
+
+
+def _require_jax() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("jax") is None or importlib.util.find_spec("numpy") is None:
+        click.echo('error: verifying runs JAX, which is not installed: pip install "jaxmigrate[verify]"', err=True)
+        sys.exit(EXIT_ERROR)
 
 
 def _exit_code(results, missing) -> int:
@@ -131,14 +171,16 @@ def explain(code):
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("files", nargs=-1, required=True)
 @click.option("--devices", type=click.IntRange(min=1), default=8, show_default=True, help="CPU devices in total.")
 @click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True,
               help="Processes per side; the devices are split evenly over them.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
               help="Seconds before both sides are killed (undecidable).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def verify(files, devices, processes, timeout, output_format):
+@click.option("--pytest", "suites", is_flag=True,
+              help="BEFORE_DIR AFTER_DIR [-- PYTEST_ARGS]: run both test suites and compare outcomes per test id.")
+def verify(files, devices, processes, timeout, output_format, suites):
     """RUN legacy code and its migration side by side and compare what they compute.
 
     `verify BEFORE.py AFTER.py` runs BEFORE on jaxmigrate's legacy JAX runtime (the removed
@@ -147,19 +189,24 @@ def verify(files, devices, processes, timeout, output_format):
     exit and any uncaught exception. `verify FILE.py` migrates FILE in memory with every rule
     (unsafe fixes included) and compares it with that.
 
+    `verify --pytest BEFORE_DIR AFTER_DIR [-- PYTEST_ARGS]` runs a project's pytest suite in
+    each folder (BEFORE's with the legacy runtime installed) and compares the outcome of every
+    test id.
+
     This command EXECUTES the given files. Exit 0: equivalent, 1: divergent, 2: undecidable (a
     side could not run, BEFORE raised under the legacy runtime, or a time-out).
     """
-    import importlib.util
-
+    _require_jax()
+    if suites:
+        return _verify_suites(files, devices, timeout, output_format)
     if len(files) > 2:
         raise click.UsageError("give BEFORE.py AFTER.py, or one FILE.py")
+    for name in files:
+        if not os.path.isfile(name):
+            raise click.BadParameter(f"{name!r} is not a file", param_hint="FILES")
     if devices % processes:
         raise click.BadParameter(f"{devices} devices cannot be split evenly over {processes} processes",
                                  param_hint="--devices/--processes")
-    if importlib.util.find_spec("jax") is None or importlib.util.find_spec("numpy") is None:
-        click.echo('error: `jaxmigrate verify` runs JAX, which is not installed: pip install "jaxmigrate[verify]"', err=True)
-        sys.exit(EXIT_ERROR)
     from jaxmigrate.verify import report, runner
 
     options = dict(devices=devices, processes=processes, timeout=timeout)

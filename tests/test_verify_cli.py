@@ -78,3 +78,37 @@ def test_undecidable_exit_code(tmp_path):
     result = CliRunner().invoke(main, ["verify", str(before), str(after)])
     assert result.exit_code == 2
     assert "UNDECIDABLE" in result.output and "SystemExit: 3" in result.output
+
+
+@needs_jax
+def test_fix_verify_writes_an_equivalent_fix(tmp_path):
+    case = FIXTURES / "JM101" / "partial_decorator"
+    target = tmp_path / "step.py"
+    target.write_text((case / "before.py").read_text())
+    result = CliRunner().invoke(main, ["fix", "--verify", str(target)])
+    assert result.exit_code == 0, result.output
+    assert target.read_text() == (case / "after.py").read_text()
+
+
+@needs_jax
+def test_fix_verify_refuses_a_divergent_fix(tmp_path, monkeypatch):
+    """A (deliberately broken) rule turns P("x") into P("y"): the file must stay as it was."""
+    from jaxmigrate.rules.base import Fix
+    from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
+
+    original = PjitAxisResources._keyword_finding
+
+    def wrong(self, ctx, kw):
+        finding = original(self, ctx, kw)
+        start, end = ctx.span(kw.value)
+        bad = ctx.text(kw.value).replace('"dp"', '"mp"')
+        return type(finding)(**{**finding.__dict__, "fix": Fix("safe", edits=(*finding.fix.edits, type(finding.fix.edits[0])(start, end, bad)))})
+
+    monkeypatch.setattr(PjitAxisResources, "_keyword_finding", wrong)
+    case = FIXTURES / "JM101" / "partial_decorator"
+    target = tmp_path / "step.py"
+    target.write_text((case / "before.py").read_text())
+    result = CliRunner().invoke(main, ["fix", "--verify", "-j", "1", str(target)])
+    assert result.exit_code == 2, result.output
+    assert "not written: verification divergent" in result.output
+    assert target.read_text() == (case / "before.py").read_text()

@@ -40,6 +40,7 @@ class FileResult:
     fixes_applied: int = 0
     changed: bool = False
     diff: str = ""
+    new_bytes: Optional[bytes] = None  # the fixed file, when it changed and was not written
 
 
 class RuleError(Exception):
@@ -125,8 +126,11 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
                     tofile=f"b/{display}",
                 )
             )
+            new_bytes = outcome.text.encode(outcome.encoding)
             if settings.write:
-                write_atomic(path, outcome.text.encode(outcome.encoding))
+                write_atomic(path, new_bytes)
+            else:
+                result.new_bytes = new_bytes
     except SyntaxError as exc:
         result.error = f"could not parse: {exc.msg} (line {exc.lineno})"
     except (OSError, UnicodeDecodeError, LookupError) as exc:
@@ -134,5 +138,5 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
     except (RuleError, FixError) as exc:
         result.error = str(exc)
     if result.error:
-        result.findings, result.changed, result.fixes_applied, result.diff = [], False, 0, ""
+        result.findings, result.changed, result.fixes_applied, result.diff, result.new_bytes = [], False, 0, "", None
     return result
