@@ -14,6 +14,7 @@ from typing import List, Optional, Sequence, Tuple, Type
 
 from jaxmigrate.engine.apply import FixError, apply_round
 from jaxmigrate.engine.source import decode
+from jaxmigrate.engine.suppression import skips_file, unsuppressed
 from jaxmigrate.engine.writer import write_atomic
 from jaxmigrate.rules.base import Finding, Rule
 from jaxmigrate.rules.context import FileContext
@@ -64,7 +65,7 @@ def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None) -> L
         except Exception as exc:  # noqa: BLE001 - a rule bug must not stop the run
             raise RuleError(rule_cls.code, exc) from exc
     findings.sort(key=lambda f: (f.line, f.column, f.code))
-    return findings
+    return unsuppressed(findings, text)
 
 
 def _allowed(finding: Finding, settings: Settings) -> bool:
@@ -91,7 +92,7 @@ def transform(data: bytes, display: str, settings: Settings) -> Outcome:
     from jaxmigrate.rules import BY_CODE
 
     rules = active_rules(data, [BY_CODE[c] for c in settings.rule_codes])
-    if not rules:
+    if not rules or skips_file(data):
         return Outcome([])
     source = decode(data)
     text = source.text

@@ -1,0 +1,53 @@
+"""`# noqa` and `# jaxmigrate: skip-file`, the flake8/ruff conventions.
+
+`# noqa` on a line silences every finding that starts on it, `# noqa: JM101, JM2` only those
+codes (or code prefixes); a silenced finding is neither reported nor fixed. A comment line
+`# jaxmigrate: skip-file` anywhere in a file makes jaxmigrate leave the whole file alone.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from typing import Dict, List, Optional, Set
+
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:[\s,]+[A-Za-z]+[0-9]*)*))?", re.IGNORECASE)
+SKIP_FILE = re.compile(rb"^[ \t]*#[ \t]*jaxmigrate:[ \t]*skip-file\b", re.MULTILINE)
+
+
+def skips_file(data: bytes) -> bool:
+    return SKIP_FILE.search(data) is not None
+
+
+def noqa_lines(source: str) -> Dict[int, Optional[Set[str]]]:
+    """Line → the codes its `# noqa` names (None: every code)."""
+    out: Dict[int, Optional[Set[str]]] = {}
+    if "noqa" not in source.lower():
+        return out
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return out
+    for tok in tokens:
+        if tok.type != tokenize.COMMENT:
+            continue
+        match = NOQA.search(tok.string)
+        if match is None:
+            continue
+        codes = match.group("codes")
+        out[tok.start[0]] = {c.upper() for c in re.split(r"[\s,]+", codes) if c} if codes else None
+    return out
+
+
+def unsuppressed(findings: List, source: str) -> List:
+    lines = noqa_lines(source)
+    if not lines:
+        return findings
+    kept = []
+    for f in findings:
+        codes = lines.get(f.line, set())
+        if codes is None or any(f.code.startswith(c) for c in codes):
+            continue
+        kept.append(f)
+    return kept

@@ -1,0 +1,30 @@
+"""`# noqa` and `# jaxmigrate: skip-file` silence findings and their fixes."""
+
+from tests.conftest import run
+
+LEGACY = "from jax.experimental.pjit import pjit\n\n"
+
+
+def test_bare_noqa_silences_the_line():
+    src = LEGACY + "f = pjit(abs, in_axis_resources=None, out_axis_resources=None)  # noqa\n"
+    out = run(src)
+    assert out.findings == [] and out.text == src
+
+
+def test_noqa_with_codes_silences_only_those():
+    src = LEGACY + "f = pjit(abs, in_axis_resources=None)  # noqa: JM2\nfrom jax.experimental import PartitionSpec  # noqa: JM201\n"
+    out = run(src, fix=False)
+    assert [f.code for f in out.findings] == ["JM101"]
+    fixed = run(src)
+    assert "in_shardings=None" in fixed.text and "from jax.experimental import PartitionSpec  # noqa: JM201" in fixed.text
+
+
+def test_noqa_inside_a_string_is_not_a_comment():
+    src = LEGACY + 'f = pjit(abs, in_axis_resources=None, out_axis_resources="# noqa")\n'
+    assert {f.code for f in run(src, fix=False).findings} == {"JM101"}
+
+
+def test_skip_file():
+    src = "# jaxmigrate: skip-file\n" + LEGACY + "f = pjit(abs, in_axis_resources=None)\n"
+    out = run(src)
+    assert out.findings == [] and out.text == src
