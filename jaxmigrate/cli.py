@@ -33,7 +33,12 @@ def common_options(func):
                      help="The JAX version the code should run on."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the result cache."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: CPU count]."),
-        click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True),
+        click.option("--format", "output_format", type=click.Choice(["text", "json", "github", "sarif"]), default="text",
+                     show_default=True, help="github: workflow annotations; sarif: SARIF 2.1.0 for code scanning."),
+        click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None,
+                     help="Write the findings to this file instead of stdout."),
+        click.option("--statistics", "show_statistics", is_flag=True, help="Print counts per rule instead of findings."),
+        click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain (errors still exit 2)."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -71,13 +76,13 @@ def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, uns
 
 @main.command()
 @common_options
-def check(paths, select, ignore, target_jax, no_cache, jobs, output_format):
+def check(paths, select, ignore, target_jax, no_cache, jobs, output_format, output_file, show_statistics, exit_zero):
     """Report deprecated JAX API uses. Exit 0: none, 1: findings, 2: errors."""
     from jaxmigrate.reporting import render
 
     results, missing = _run(paths, select, ignore, target_jax, jobs, fix=False, write=False, unsafe_fixes=False)
-    render.findings(results, output_format, mode="check")
-    sys.exit(_exit_code(results, missing))
+    render.findings(results, output_format, mode="check", output_file=output_file, show_statistics=show_statistics)
+    sys.exit(_exit_code(results, missing, exit_zero))
 
 
 @main.command()
@@ -86,7 +91,8 @@ def check(paths, select, ignore, target_jax, no_cache, jobs, output_format):
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes marked unsafe.")
 @click.option("--verify", "verify_fixes", is_flag=True,
               help="RUN each changed file before and after (see `jaxmigrate verify`) and write it only if equivalent.")
-def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, diff, unsafe_fixes, verify_fixes):
+def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output_file, show_statistics, exit_zero, diff,
+        unsafe_fixes, verify_fixes):
     """Rewrite deprecated JAX API uses in place. Exit 0: nothing left, 1: findings remain, 2: errors.
 
     With --diff nothing is written; the exit code is 1 when there is anything to change. With
@@ -110,9 +116,10 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, diff, 
         for r in results:
             if r.diff:
                 click.echo(r.diff, nl=False)
-    render.findings(results, output_format, mode="diff" if diff else "fix")
-    code = _exit_code(results, missing)
-    if diff and code == EXIT_OK and any(r.changed for r in results):
+    render.findings(results, output_format, mode="diff" if diff else "fix", output_file=output_file,
+                    show_statistics=show_statistics)
+    code = _exit_code(results, missing, exit_zero)
+    if diff and code == EXIT_OK and not exit_zero and any(r.changed for r in results):
         code = EXIT_FINDINGS
     sys.exit(code)
 
@@ -142,10 +149,10 @@ def _require_jax() -> None:
         sys.exit(EXIT_ERROR)
 
 
-def _exit_code(results, missing) -> int:
+def _exit_code(results, missing, exit_zero: bool = False) -> int:
     if missing or any(r.error for r in results):
         return EXIT_ERROR
-    return EXIT_FINDINGS if any(r.findings for r in results) else EXIT_OK
+    return EXIT_FINDINGS if any(r.findings for r in results) and not exit_zero else EXIT_OK
 
 
 @main.command("rules")

@@ -22,10 +22,12 @@ class SourceFile:
 
 
 def _display(path: Path) -> str:
+    """Relative to the working directory when the file is below it, else as found."""
     try:
-        return os.path.relpath(path)
+        rel = os.path.relpath(path)
     except ValueError:  # another drive on Windows
         return str(path)
+    return str(path) if rel.startswith(os.pardir) else rel
 
 
 class _Ignores:

@@ -28,16 +28,30 @@ def _marker(record: Dict) -> str:
     return {"safe": " [*]", "unsafe": " [~]"}.get(record["fix_safety"] or "", "")
 
 
-def findings(results: Sequence, output_format: str, mode: str) -> None:
+def findings(results: Sequence, output_format: str, mode: str, output_file=None, show_statistics: bool = False) -> None:
+    """Write the findings in ``output_format`` (to ``output_file`` or stdout), then a summary.
+
+    The summary goes to stderr whenever stdout carries a machine format or a diff."""
+    from jaxmigrate.reporting import formats
+
     records = finding_records(results)
-    if output_format == "json":
-        click.echo(json.dumps(records, indent=2))
+    if show_statistics:
+        body = formats.statistics(records)
+    elif output_format == "json":
+        body = json.dumps(records, indent=2)
+    elif output_format == "github":
+        body = formats.github(records)
+    elif output_format == "sarif":
+        body = formats.sarif(records)
     else:
-        for rec in records:
-            click.echo(f"{rec['path']}:{rec['line']}:{rec['column']}: {rec['code']}{_marker(rec)} {rec['message']}")
+        body = "\n".join(f"{r['path']}:{r['line']}:{r['column']}: {r['code']}{_marker(r)} {r['message']}" for r in records)
+    if output_file is not None:
+        with open(output_file, "w", encoding="utf-8") as handle:
+            handle.write(body + "\n" if body else "")
+    elif body:
+        click.echo(body)
     summary = _summary(results, records, mode)
-    # keep stdout machine-readable for json and for --diff
-    click.echo(summary, err=output_format == "json" or mode == "diff")
+    click.echo(summary, err=output_format != "text" or mode == "diff" or output_file is not None)
 
 
 def _summary(results: Sequence, records: List[Dict], mode: str) -> str:

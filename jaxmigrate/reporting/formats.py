@@ -1,0 +1,83 @@
+"""Machine formats: GitHub Actions annotations and SARIF 2.1.0 (GitHub code scanning)."""
+
+from __future__ import annotations
+
+import json
+from typing import Dict, List
+
+from jaxmigrate import __version__
+
+DOCS_URL = "https://github.com/jaxmigrate/jaxmigrate/blob/main/docs/rules/{code}.md"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(records: List[Dict]) -> str:
+    """One workflow command a finding: ``::warning file=...,line=...,col=...,title=CODE::message``."""
+    lines = []
+    for r in records:
+        level = "error" if r["code"] == "JM000" else "warning"
+        props = (f"file={_escape_property(r['path'])},line={r['line']},col={r['column']},"
+                 f"endLine={r['end_line']},endColumn={r['end_column']},title={_escape_property(r['code'])}")
+        message = r["message"] + (" (fixable with `jaxmigrate fix`)" if r["fix_safety"] == "safe" else "")
+        lines.append(f"::{level} {props}::{_escape_data(message)}")
+    return "\n".join(lines)
+
+
+def sarif(records: List[Dict]) -> str:
+    """A SARIF 2.1.0 log with one run; ``tool.driver.rules`` carries each rule's help and docs link."""
+    from jaxmigrate.reporting.ruledoc import render_rule
+    from jaxmigrate.rules import ALL_RULES
+
+    rules = [dict(
+        id=rule.code,
+        name=rule.name,
+        shortDescription=dict(text=rule.summary),
+        fullDescription=dict(text=rule.documentation().split("\n## ")[1].partition("\n")[2].strip()
+                             if "\n## " in rule.documentation() else rule.summary),
+        help=dict(text=rule.summary, markdown=render_rule(rule)),
+        helpUri=DOCS_URL.format(code=rule.code),
+        properties={"fix_safety": rule.fix_safety or "none"},
+    ) for rule in ALL_RULES]
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    results = []
+    for r in records:
+        result = dict(
+            ruleId=r["code"],
+            level="error" if r["code"] == "JM000" else "warning",
+            message=dict(text=r["message"]),
+            locations=[dict(physicalLocation=dict(
+                artifactLocation=dict(uri=r["path"].replace("\\", "/"), uriBaseId="%SRCROOT%"),
+                region=dict(startLine=r["line"], startColumn=r["column"], endLine=r["end_line"], endColumn=r["end_column"]),
+            ))],
+        )
+        if r["code"] in index:
+            result["ruleIndex"] = index[r["code"]]
+        results.append(result)
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [dict(tool=dict(driver=dict(name="jaxmigrate", version=__version__,
+                                            informationUri="https://github.com/jaxmigrate/jaxmigrate", rules=rules)),
+                      results=results)],
+    }
+    return json.dumps(log, indent=2)
+
+
+def statistics(records: List[Dict]) -> str:
+    """Counts per code, most frequent first (ruff's --statistics)."""
+    counts: Dict[str, List] = {}
+    for r in records:
+        row = counts.setdefault(r["code"], [0, 0, r["message"]])
+        row[0] += 1
+        row[1] += r["fix_safety"] == "safe"
+    lines = []
+    for code, (n, fixable, _) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0])):
+        lines.append(f"{n:5d}  {code}  {'[*] ' + str(fixable) + ' fixable' if fixable else ''}".rstrip())
+    return "\n".join(lines)

@@ -1,0 +1,55 @@
+"""CI output: GitHub annotations, SARIF 2.1.0, --output-file, --statistics, --exit-zero."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from jaxmigrate.cli import main
+
+LEGACY = ('from jax.experimental.pjit import pjit\n\nf = pjit(abs, in_axis_resources=None, out_axis_resources=None)\n'
+          'from jax.experimental.maps import xmap\n')
+
+
+def _tree(tmp_path):
+    (tmp_path / "a.py").write_text(LEGACY)
+    return str(tmp_path / "a.py")
+
+
+def test_github_annotations(tmp_path):
+    path = _tree(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--format", "github", path])
+    lines = result.stdout.splitlines()
+    assert result.exit_code == 1
+    assert lines[0].startswith(f"::warning file={path},line=3,col=15,endLine=3,endColumn=37,title=JM101::")
+    assert lines[0].endswith("use `in_shardings` (fixable with `jaxmigrate fix`)")
+    assert any("title=JM203::" in line for line in lines)
+
+
+def test_sarif_log(tmp_path):
+    path = _tree(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--format", "sarif", path])
+    log = json.loads(result.stdout)
+    assert log["version"] == "2.1.0"
+    run = log["runs"][0]
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    assert "JM101" in rules and rules["JM101"]["helpUri"].endswith("docs/rules/JM101.md")
+    assert "## What it does" in rules["JM101"]["help"]["markdown"]
+    first = run["results"][0]
+    assert first["ruleId"] == "JM101" and run["tool"]["driver"]["rules"][first["ruleIndex"]]["id"] == "JM101"
+    region = first["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"], region["endColumn"]) == (3, 15, 37)
+
+
+def test_output_file_statistics_and_exit_zero(tmp_path):
+    path = _tree(tmp_path)
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(main, ["check", "--format", "json", "-o", str(out), "--exit-zero", path])
+    assert result.exit_code == 0
+    assert {r["code"] for r in json.loads(out.read_text())} == {"JM101", "JM203"}
+    stats = CliRunner().invoke(main, ["check", "--statistics", path])
+    assert stats.stdout.splitlines()[0].split() == ["2", "JM101", "[*]", "2", "fixable"]
+    broken = tmp_path / "b.py"
+    broken.write_text("def f(:\n  in_axis_resources\n")
+    assert CliRunner().invoke(main, ["check", "--exit-zero", str(broken)]).exit_code == 2  # errors still fail
