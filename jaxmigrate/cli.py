@@ -29,8 +29,8 @@ def common_options(func):
         click.argument("paths", nargs=-1, type=click.Path()),
         click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes or prefixes (comma-separated)."),
         click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes (comma-separated)."),
-        click.option("--target-jax", default="latest", show_default=True, metavar="VERSION|latest",
-                     help="The JAX version the code should run on."),
+        click.option("--target-jax", default=None, metavar="VERSION|latest",
+                     help="The JAX version the code should run on [default: latest, or target-jax in pyproject.toml]."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the result cache."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: CPU count]."),
         click.option("--format", "output_format", type=click.Choice(["text", "json", "github", "sarif"]), default="text",
@@ -56,21 +56,32 @@ def main() -> None:
 
 
 def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, unsafe_fixes: bool):
+    """Run the engine with the command line's options over [tool.jaxmigrate]'s (the command line wins)."""
+    from jaxmigrate.engine import config as config_file
     from jaxmigrate.engine.discovery import discover
     from jaxmigrate.engine.pipeline import Settings
     from jaxmigrate.engine.runner import run
     from jaxmigrate.rules import select_rules, unknown_codes
 
-    selected, ignored = _split_codes(select), _split_codes(ignore)
-    bad = unknown_codes(selected + ignored)
+    paths = list(paths) or ["."]
+    try:
+        config = config_file.load(paths)
+    except config_file.ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+    selected = _split_codes(select) or list(config.select or [])
+    ignored = _split_codes(ignore) or list(config.ignore)
+    per_file = config_file.per_file_ignores(config)
+    bad = unknown_codes(selected + ignored + [c for _, codes in per_file for c in codes])
     if bad:
         raise click.UsageError(f"unknown rule code or prefix: {', '.join(bad)} (see `jaxmigrate rules`)")
-    target = _parse_target(target_jax)
+    target = _parse_target(target_jax or config.target_jax or "latest")
     rules = select_rules(selected, ignored)
-    files, missing = discover(list(paths) or ["."])
+    files, missing = discover(paths, root=config.root, exclude=config.exclude, extend_exclude=config.extend_exclude)
     for path in missing:
         click.echo(f"error: {path}: no such file or directory", err=True)
-    settings = Settings(tuple(r.code for r in rules), fix=fix, write=write, unsafe_fixes=unsafe_fixes, target=target)
+    settings = Settings(tuple(r.code for r in rules), fix=fix, write=write, unsafe_fixes=unsafe_fixes or config.unsafe_fixes,
+                        target=target, per_file_ignores=per_file,
+                        config_root=str(config.root) if config.root else None)
     return run(files, settings, jobs), missing
 
 

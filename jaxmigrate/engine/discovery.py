@@ -60,25 +60,51 @@ class _Ignores:
         return False
 
 
-def discover(paths: Sequence[str]) -> Tuple[List[SourceFile], List[str]]:
-    """Returns the files to process (sorted, no duplicates) and the paths that do not exist."""
+class _Excludes:
+    """Folder names skipped by default, or configured gitignore-style patterns relative to a root."""
+
+    def __init__(self, root: Optional[Path], exclude: Optional[Sequence[str]], extend: Sequence[str]) -> None:
+        self.root = root
+        self.default = exclude is None
+        patterns = [*(exclude or []), *extend]
+        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns and root is not None else None
+
+    def excluded(self, path: Path, is_dir: bool) -> bool:
+        if self.default and is_dir and (path.name in SKIP_DIRS or path.name.endswith(".egg-info")):
+            return True
+        if self.spec is None:
+            return False
+        try:
+            rel = path.resolve().relative_to(self.root.resolve()).as_posix()  # type: ignore[union-attr]
+        except ValueError:
+            return False
+        return self.spec.match_file(rel + ("/" if is_dir else ""))
+
+
+def discover(paths: Sequence[str], *, root: Optional[Path] = None, exclude: Optional[Sequence[str]] = None,
+             extend_exclude: Sequence[str] = ()) -> Tuple[List[SourceFile], List[str]]:
+    """Returns the files to process (sorted, no duplicates) and the paths that do not exist.
+
+    ``exclude`` replaces the default skipped folders, ``extend_exclude`` adds to them (patterns
+    relative to ``root``, the folder of the configuration)."""
     missing: List[str] = []
     found: Dict[Path, SourceFile] = {}
     ignores = _Ignores()
+    excludes = _Excludes(root, exclude, extend_exclude)
     for raw in paths:
-        root = Path(raw)
-        if not root.exists():
+        top = Path(raw)
+        if not top.exists():
             missing.append(raw)
             continue
-        if root.is_file():  # named explicitly: always taken, like ruff
-            found.setdefault(root.resolve(), SourceFile(root, _display(root)))
+        if top.is_file():  # named explicitly: always taken, like ruff
+            found.setdefault(top.resolve(), SourceFile(top, _display(top)))
             continue
-        for file in _walk(root.absolute(), ignores):
+        for file in _walk(top.absolute(), ignores, excludes):
             found.setdefault(file.resolve(), SourceFile(file, _display(file)))
     return sorted(found.values(), key=lambda f: f.display), missing
 
 
-def _walk(root: Path, ignores: _Ignores) -> Iterator[Path]:
+def _walk(root: Path, ignores: _Ignores, excludes: _Excludes) -> Iterator[Path]:
     seen_dirs = set()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
         here = Path(dirpath)
@@ -88,10 +114,10 @@ def _walk(root: Path, ignores: _Ignores) -> Iterator[Path]:
             continue
         seen_dirs.add(real)
         dirnames[:] = sorted(
-            d for d in dirnames if d not in SKIP_DIRS and not d.endswith(".egg-info") and not ignores.ignored(here / d, True)
+            d for d in dirnames if not excludes.excluded(here / d, True) and not ignores.ignored(here / d, True)
         )
         for name in sorted(filenames):
             if name.endswith(".py"):
                 path = here / name
-                if path.is_file() and not ignores.ignored(path, False):
+                if path.is_file() and not excludes.excluded(path, False) and not ignores.ignored(path, False):
                     yield path

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple, Type
 
@@ -31,6 +31,25 @@ class Settings:
     write: bool = True  # False with --diff: compute the fix, write nothing
     unsafe_fixes: bool = False
     target: Optional[Tuple[int, ...]] = None
+    # [tool.jaxmigrate] per-file-ignores: (pattern, codes) with patterns relative to config_root
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    config_root: Optional[str] = None
+
+    def for_file(self, path: Path) -> "Settings":
+        """These settings minus the codes that per-file-ignores switches off for ``path``."""
+        if not self.per_file_ignores or self.config_root is None:
+            return self
+        import pathspec
+
+        try:
+            rel = path.resolve().relative_to(Path(self.config_root).resolve()).as_posix()
+        except ValueError:
+            return self
+        off = [c for pattern, codes in self.per_file_ignores if pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(rel)
+               for c in codes]
+        if not off:
+            return self
+        return replace(self, rule_codes=tuple(c for c in self.rule_codes if not any(c.startswith(o) for o in off)))
 
 
 @dataclass
@@ -115,7 +134,7 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
     try:
         if data is None:
             data = path.read_bytes()
-        outcome = transform(data, display, settings)
+        outcome = transform(data, display, settings.for_file(path))
         result.findings, result.fixes_applied = outcome.findings, outcome.fixes_applied
         if outcome.changed:
             result.changed = True
