@@ -102,8 +102,10 @@ def check(paths, select, ignore, target_jax, no_cache, jobs, output_format, outp
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes marked unsafe.")
 @click.option("--verify", "verify_fixes", is_flag=True,
               help="RUN each changed file before and after (see `jaxmigrate verify`) and write it only if equivalent.")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False), default=None,
+              help="Write a markdown checklist of what is left for a person (counts, file:line, why, suggested code).")
 def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output_file, show_statistics, exit_zero, diff,
-        unsafe_fixes, verify_fixes):
+        unsafe_fixes, verify_fixes, report_file):
     """Rewrite deprecated JAX API uses in place. Exit 0: nothing left, 1: findings remain, 2: errors.
 
     With --diff nothing is written; the exit code is 1 when there is anything to change. With
@@ -129,6 +131,11 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
                 click.echo(r.diff, nl=False)
     render.findings(results, output_format, mode="diff" if diff else "fix", output_file=output_file,
                     show_statistics=show_statistics)
+    if report_file:
+        from jaxmigrate.reporting import review
+
+        with open(report_file, "w", encoding="utf-8") as handle:
+            handle.write(review.render(results))
     code = _exit_code(results, missing, exit_zero)
     if diff and code == EXIT_OK and not exit_zero and any(r.changed for r in results):
         code = EXIT_FINDINGS

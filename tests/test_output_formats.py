@@ -53,3 +53,16 @@ def test_output_file_statistics_and_exit_zero(tmp_path):
     broken = tmp_path / "b.py"
     broken.write_text("def f(:\n  in_axis_resources\n")
     assert CliRunner().invoke(main, ["check", "--exit-zero", str(broken)]).exit_code == 2  # errors still fail
+
+
+def test_fix_report_lists_what_is_left(tmp_path):
+    path = _tree(tmp_path)
+    (tmp_path / "d.py").write_text("import jax\n\nn = len(jax.devices()[0].live_buffers())\n")
+    report = tmp_path / "migration-report.md"
+    result = CliRunner().invoke(main, ["fix", "--report", str(report), str(tmp_path)])
+    assert result.exit_code == 1
+    text = report.read_text()
+    assert "2 fixes applied in 1 files; 2 items left." in text
+    assert "| JM203 | removed-maps-api | 1 |" in text and "| JM401 | live-buffers | 1 |" in text
+    assert f"- [ ] `{path}:4:35` **JM203**" in text
+    assert "why not rewritten: the fix is unsafe" in text
