@@ -1,4 +1,4 @@
-"""Find the ``*.py`` files under the given paths, honouring ``.gitignore`` and skipping tool folders."""
+"""Find the ``*.py`` and ``*.ipynb`` files under the given paths, honouring ``.gitignore`` and skipping tool folders."""
 
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def _walk(root: Path, ignores: _Ignores, excludes: _Excludes) -> Iterator[Path]:
             d for d in dirnames if not excludes.excluded(here / d, True) and not ignores.ignored(here / d, True)
         )
         for name in sorted(filenames):
-            if name.endswith(".py"):
+            if name.endswith((".py", ".ipynb")):
                 path = here / name
                 if path.is_file() and not excludes.excluded(path, False) and not ignores.ignored(path, False):
                     yield path

@@ -114,8 +114,15 @@ def transform(data: bytes, display: str, settings: Settings) -> Outcome:
     if not rules or skips_file(data):
         return Outcome([])
     source = decode(data)
-    text = source.text
-    outcome = Outcome([], source.text, text, source.encoding)
+    if display.endswith(".ipynb"):
+        return _transform_notebook(source.text, source.encoding, display, rules, settings)
+    findings, text, applied = _run_rules(source.text, display, rules, settings)
+    return Outcome(findings, source.text, text, source.encoding, applied)
+
+
+def _run_rules(text: str, display: str, rules, settings: Settings):
+    """Findings left, the text, and how many fixes were applied (rounds until none applies)."""
+    applied_total = 0
     findings = analyse(text, display, rules, settings.target)
     if settings.fix:
         for _ in range(MAX_ROUNDS):
@@ -123,10 +130,29 @@ def transform(data: bytes, display: str, settings: Settings) -> Outcome:
             if not fixes:
                 break
             text, applied = apply_round(text, fixes)  # type: ignore[arg-type]
-            outcome.fixes_applied += applied
+            applied_total += applied
             findings = analyse(text, display, rules, settings.target)
-    outcome.findings, outcome.text = findings, text
-    return outcome
+    return findings, text, applied_total
+
+
+def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: Settings) -> Outcome:
+    """A notebook's code cells as one module; findings point at ``cell N`` and its line."""
+    from dataclasses import replace as _replace
+
+    from jaxmigrate.engine import notebook
+
+    try:
+        nb, module = notebook.load(raw)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SyntaxError(f"not a readable notebook: {exc}") from exc
+    findings, text, applied = _run_rules(module, display, rules, settings)
+    located = []
+    for f in findings:
+        cell, line = nb.locate(f.line)
+        _, end_line = nb.locate(f.end_line)
+        located.append(_replace(f, line=line, end_line=end_line, message=f"cell {cell}: {f.message}"))
+    new = notebook.dump(nb, text) if text != module else raw
+    return Outcome(located, raw, new, encoding, applied)
 
 
 def process(path: Path, display: str, settings: Settings, data: Optional[bytes] = None) -> FileResult:
