@@ -82,7 +82,10 @@ def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, uns
     settings = Settings(tuple(r.code for r in rules), fix=fix, write=write, unsafe_fixes=unsafe_fixes or config.unsafe_fixes,
                         target=target, per_file_ignores=per_file,
                         config_root=str(config.root) if config.root else None)
-    return run(files, settings, jobs), missing
+    from jaxmigrate.reporting.terminal import progress
+
+    with progress(len(files)) as update:
+        return run(files, settings, jobs, progress=update), missing
 
 
 @main.command()
@@ -126,9 +129,11 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
 
         verify_and_write(results)
     if diff:
+        from jaxmigrate.reporting.terminal import diff as coloured
+
         for r in results:
             if r.diff:
-                click.echo(r.diff, nl=False)
+                click.echo(coloured(r.diff), nl=False)
     render.findings(results, output_format, mode="diff" if diff else "fix", output_file=output_file,
                     show_statistics=show_statistics)
     if report_file:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from typing import List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
 from jaxmigrate.engine.discovery import SourceFile
 from jaxmigrate.engine.pipeline import FileResult, Settings, active_rules, process
@@ -18,7 +18,9 @@ def _process(args) -> FileResult:
     return process(file.path, file.display, settings, data)
 
 
-def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = None) -> List[FileResult]:
+def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = None,
+        progress: Optional[Callable[[int, int], None]] = None) -> List[FileResult]:
+    """Process ``files``; ``progress(done, total)`` is called as the analysed files complete."""
     from jaxmigrate.rules import BY_CODE
 
     rules = [BY_CODE[c] for c in settings.rule_codes]
@@ -37,9 +39,14 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
     jobs = jobs or os.cpu_count() or 1
     if jobs > 1 and len(work) >= MIN_PARALLEL:
         with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
-            for (i, _), result in zip(work, pool.map(_process, [w for _, w in work], chunksize=4)):
+            outcomes = pool.map(_process, [w for _, w in work], chunksize=4)
+            for done, ((i, _), result) in enumerate(zip(work, outcomes), 1):
                 results[i] = result
+                if progress:
+                    progress(done, len(work))
     else:
-        for i, args in work:
+        for done, (i, args) in enumerate(work, 1):
             results[i] = _process(args)
+            if progress:
+                progress(done, len(work))
     return results  # type: ignore[return-value]

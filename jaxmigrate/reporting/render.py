@@ -44,7 +44,9 @@ def findings(results: Sequence, output_format: str, mode: str, output_file=None,
     elif output_format == "sarif":
         body = formats.sarif(records)
     else:
-        body = "\n".join(f"{r['path']}:{r['line']}:{r['column']}: {r['code']}{_marker(r)} {r['message']}" for r in records)
+        from jaxmigrate.reporting.terminal import finding_line
+
+        body = "\n".join(finding_line(r["path"], r["line"], r["column"], r["code"], _marker(r), r["message"]) for r in records)
     if output_file is not None:
         with open(output_file, "w", encoding="utf-8") as handle:
             handle.write(body + "\n" if body else "")
