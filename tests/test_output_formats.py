@@ -42,6 +42,16 @@ def test_sarif_log(tmp_path):
     assert (region["startLine"], region["startColumn"], region["endColumn"]) == (3, 15, 37)
 
 
+def test_sarif_validates_against_the_sarif_2_1_0_object_model(tmp_path):
+    """An independent SARIF 2.1.0 model (sarif-pydantic, from the test extra) accepts the log."""
+    import pytest
+
+    sarif_pydantic = pytest.importorskip("sarif_pydantic")
+    result = CliRunner().invoke(main, ["check", "--format", "sarif", _tree(tmp_path)])
+    log = sarif_pydantic.Sarif.model_validate(json.loads(result.stdout))
+    assert log.version == "2.1.0" and len(log.runs[0].results) == 3
+
+
 def test_output_file_statistics_and_exit_zero(tmp_path):
     path = _tree(tmp_path)
     out = tmp_path / "report.json"
