@@ -20,7 +20,7 @@ def _parse_target(value: str) -> Optional[Tuple[int, ...]]:
     if value.lower() == "latest":
         return None
     if not re.fullmatch(r"\d+(\.\d+){0,2}", value):
-        raise click.BadParameter(f"{value!r} is not a JAX version like 0.4.14 or 'latest'", param_hint="--target-jax")
+        raise click.BadParameter(f"{value!r} is not a JAX version like 0.4.14, 'latest' or 'auto'", param_hint="--target-jax")
     return tuple(int(p) for p in value.split("."))
 
 
@@ -29,8 +29,9 @@ def common_options(func):
         click.argument("paths", nargs=-1, type=click.Path()),
         click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes or prefixes (comma-separated)."),
         click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes (comma-separated)."),
-        click.option("--target-jax", default=None, metavar="VERSION|latest",
-                     help="The JAX version the code should run on [default: latest, or target-jax in pyproject.toml]."),
+        click.option("--target-jax", default=None, metavar="VERSION|latest|auto",
+                     help="The JAX version the code should run on; auto: the installed jax, else a `jax==` pin of "
+                          "the project [default: latest, or target-jax in pyproject.toml]."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the result cache."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: CPU count]."),
         click.option("--format", "output_format", type=click.Choice(["text", "json", "github", "sarif"]), default="text",
@@ -74,7 +75,14 @@ def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, uns
     bad = unknown_codes(selected + ignored + [c for _, codes in per_file for c in codes])
     if bad:
         raise click.UsageError(f"unknown rule code or prefix: {', '.join(bad)} (see `jaxmigrate rules`)")
-    target = _parse_target(target_jax or config.target_jax or "latest")
+    target_text = target_jax or config.target_jax or "latest"
+    if target_text.lower() == "auto":
+        from jaxmigrate.engine.target import auto
+
+        version, source = auto(config.root)
+        target_text = version or "latest"
+        click.echo(f"target JAX: {target_text} ({source})", err=True)
+    target = _parse_target(target_text)
     rules = select_rules(selected, ignored)
     files, missing = discover(paths, root=config.root, exclude=config.exclude, extend_exclude=config.extend_exclude)
     for path in missing:
