@@ -11,7 +11,7 @@ from jaxmigrate.rules.gda_construction import GdaConstruction
 from jaxmigrate.rules.host_local import HostLocalInputs
 from jaxmigrate.rules.jax_array_config import JaxArrayConfig
 from jaxmigrate.rules.live_buffers import LiveBuffers
-from jaxmigrate.rules.moved_names import MovedName, RemovedMapsApi
+from jaxmigrate.rules.moved_names import MovedName, RemovedMapsApi, TreeAliases
 from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
 from jaxmigrate.rules.sharding_constraint import ShardingConstraintAxisResources
 
@@ -25,6 +25,7 @@ ALL_RULES: Sequence[Type[Rule]] = (
     GdaConstruction,
     FromGda,
     HostLocalInputs,
+    TreeAliases,
     GdaAttributes,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}

@@ -8,7 +8,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
 from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.moves import BY_OLD, MOVES, REMOVED_MODULES, Move, applies
+from jaxmigrate.rules.moves import BY_OLD, MOVES, REMOVED_MODULES, Move, applies, best_for_uses
 from jaxmigrate.rules.names import canonical
 from jaxmigrate.rules.statements import delete_statement, render_without_names, replace_statement
 
@@ -100,6 +100,12 @@ class MovedName(Rule):
         ),
     )
 
+    family = "sharding"
+
+    def _move(self, qualname: Optional[str]) -> Optional[Move]:
+        move = BY_OLD.get(qualname or "")
+        return move if move is not None and move.family == self.family else None
+
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for node in ctx.nodes(ast.ImportFrom):
             blocked: List[Finding] = []
@@ -108,8 +114,9 @@ class MovedName(Rule):
             if finding:
                 yield finding
         yield from self._uses_without_replacement(ctx)
-        for node in ctx.nodes(ast.Import):
-            yield from self._import(ctx, node)
+        if self.family == "sharding":
+            for node in ctx.nodes(ast.Import):
+                yield from self._import(ctx, node)
         for node in ctx.nodes(ast.Attribute):
             finding = self._attribute(ctx, node)
             if finding:
@@ -120,7 +127,7 @@ class MovedName(Rule):
         """The fix for one ``from`` import; names whose replacement the target lacks go to ``blocked``."""
         if node.level or not node.module:
             return None
-        module_move = _module_move(node.module)
+        module_move = _module_move(node.module) if self.family == "sharding" else None
         if module_move is not None:
             new_module = module_move.new + node.module[len(module_move.old):]
             edit = _module_span_edit(ctx, node, node.module, new_module)
@@ -130,14 +137,14 @@ class MovedName(Rule):
             return self.finding(ctx, node, f"`{node.module}` moved to `{new_module}`", Fix("safe", edits=(edit,)))
         moved: List[Tuple[ast.alias, Move]] = []
         for alias in node.names:
-            move = BY_OLD.get(canonical(f"{node.module}.{alias.name}") or "")
+            move = self._move(canonical(f"{node.module}.{alias.name}"))
             if move is not None and applies(move, ctx.target):
                 moved.append((alias, move))
             elif move is not None:
                 note = f": {move.note}" if move.note else ""
                 blocked.append(self.finding(ctx, alias, f"`{move.old}` no longer exists in JAX and `{move.new}` does not "
                                             f"exist in the target JAX either{note}"))
-        removed = self._unused_removed_module_aliases(ctx, node)
+        removed = self._unused_removed_module_aliases(ctx, node) if self.family == "sharding" else []
         if not moved and not removed:
             return None
         edits: List[Edit] = []
@@ -167,7 +174,7 @@ class MovedName(Rule):
         for name in ctx.nodes(ast.Name):
             if not isinstance(name.ctx, ast.Load):
                 continue
-            move = BY_OLD.get(ctx.qualname(name) or "")
+            move = self._move(ctx.qualname(name))
             if move is not None and not move.module and not applies(move, ctx.target):
                 note = f": {move.note}" if move.note else ""
                 yield self.finding(ctx, name, f"`{name.id}` (`{move.old}`) no longer exists in JAX and `{move.new}` does "
@@ -225,7 +232,7 @@ class MovedName(Rule):
     # `maps.Mesh`, `jax.experimental.PartitionSpec` ---------------------------------------
     def _attribute(self, ctx: FileContext, node: ast.Attribute) -> Optional[Finding]:
         qual = ctx.qualname(node)
-        move = BY_OLD.get(qual or "")
+        move = self._move(qual)
         if move is None:
             return None
         if not applies(move, ctx.target):
@@ -240,10 +247,10 @@ class MovedName(Rule):
         if move.module and (move.new + ".").startswith(root_qual + "."):
             text = ctx.text(root) + move.new[len(root_qual):]
         else:
-            text, imports = ctx.reference(move.new, at=node)
+            text, imports = ctx.reference(best_for_uses(move, ctx.target), at=node)
         drops = ctx.root_import(root)
         fix = Fix("safe", edits=(ctx.replace(node, text),), add_imports=imports, drop_unused_imports=drops)
-        return self.finding(ctx, node, f"`{qual}` moved to `{move.new}`", fix)
+        return self.finding(ctx, node, f"`{qual}` moved to `{best_for_uses(move, ctx.target)}`", fix)
 
 
 class RemovedMapsApi(Rule):
@@ -376,3 +383,62 @@ def drop_import_alias(rule: Rule, ctx: FileContext, node: ast.Import, alias: ast
         edit = delete_statement(ctx, node)
     return rule.finding(ctx, alias, f"`{alias.name}` no longer exists and nothing here uses it any more",
                         Fix("safe", edits=(edit,)))
+
+
+class TreeAliases(MovedName):
+    """
+    ## What it does
+    Rewrites the `jax.tree_*` aliases (`jax.tree_map`, `tree_flatten`, `tree_leaves`,
+    `tree_structure`, `tree_unflatten`, `tree_transpose`, `treedef_is_leaf`): a dotted use
+    becomes `jax.tree.map(...)` and friends when the target JAX has the `jax.tree` module
+    (0.4.25 and later, the default), else `jax.tree_util.tree_map(...)`; `from jax import
+    tree_map` becomes `from jax.tree_util import tree_map` (importing `map` from `jax.tree` would
+    shadow the builtin). `treedef_is_leaf` has no `jax.tree` form and goes to `jax.tree_util`.
+
+    ## Why is this bad?
+    The aliases were deprecated in JAX 0.4.26 and removed in 0.6.0. The replacements take the
+    same arguments.
+    """
+
+    code = "JM601"
+    name = "tree-aliases"
+    summary = "`jax.tree_map` and the other `jax.tree_*` aliases → `jax.tree.*` / `jax.tree_util.*`"
+    fix_safety = "safe"
+    triggers = (b"tree_map", b"tree_flatten", b"tree_leaves", b"tree_structure", b"tree_unflatten",
+                b"tree_transpose", b"treedef_is_leaf")
+    deprecated_in = "0.4.26"
+    removed_in = "0.6.0"
+    replacement_since = "0.4.25"
+    family = "tree"
+    examples = (
+        Example(
+            snippet("""
+                import jax
+
+                params = jax.tree_map(lambda x: x * 2, {"w": 1.0})
+                leaves = jax.tree_leaves(params)
+            """),
+            snippet("""
+                import jax
+
+                params = jax.tree.map(lambda x: x * 2, {"w": 1.0})
+                leaves = jax.tree.leaves(params)
+            """),
+        ),
+        Example(
+            snippet("""
+                from jax import tree_map, tree_util
+
+                doubled = tree_map(lambda x: x * 2, [1, 2])
+                same = tree_util.tree_map(lambda x: x, doubled)
+            """),
+            snippet("""
+                from jax.tree_util import tree_map
+                from jax import tree_util
+
+                doubled = tree_map(lambda x: x * 2, [1, 2])
+                same = tree_util.tree_map(lambda x: x, doubled)
+            """),
+            title="imports keep the name; `jax.tree_util.tree_map` is already current",
+        ),
+    )

@@ -19,6 +19,11 @@ class Move:
     module: bool = False  # a module path: uses keep their root and change the path
     until: Optional[str] = None
     note: str = ""
+    family: str = "sharding"  # which rule owns the entry: "sharding" (JM201) or "tree" (JM601)
+    # a better spelling for dotted uses (``jax.tree_map(...)``) from version ``prefer_since`` on;
+    # imports keep ``new`` (``from jax.tree import map`` would shadow the builtin)
+    prefer: Optional[str] = None
+    prefer_since: Optional[str] = None
 
 
 MOVES: Tuple[Move, ...] = (
@@ -35,7 +40,8 @@ MOVES: Tuple[Move, ...] = (
     Move("jax.sharding.MeshPspecSharding", "jax.sharding.NamedSharding", "0.4.1", "0.4.8"),
     Move("jax.experimental.sharding.Sharding", "jax.sharding.Sharding", "0.4.1", "0.4.11"),
     Move("jax.experimental.sharding.SingleDeviceSharding", "jax.sharding.SingleDeviceSharding", "0.4.1", "0.4.11"),
-    Move("jax.experimental.sharding.PmapSharding", "jax.sharding.PmapSharding", "0.4.1", "0.4.11"),
+    Move("jax.experimental.sharding.PmapSharding", "jax.sharding.PmapSharding", "0.4.1", "0.4.11", until="0.10.0",
+         note="the pmap infrastructure and PmapSharding are gone from current JAX: use NamedSharding"),
     Move("jax.sharding.OpShardingSharding", "jax.sharding.GSPMDSharding", "0.4.5", "0.4.12", until="0.6.0",
          note="GSPMDSharding itself is deprecated since JAX 0.6.0: use NamedSharding"),
     Move("jax.experimental.sharding.OpShardingSharding", "jax.sharding.GSPMDSharding", "0.4.5", "0.4.12", until="0.6.0",
@@ -44,6 +50,15 @@ MOVES: Tuple[Move, ...] = (
          note="GSPMDSharding itself is deprecated since JAX 0.6.0: use NamedSharding"),
     Move("jax.experimental.pjit.with_sharding_constraint", "jax.lax.with_sharding_constraint", "0.4.1", "0.4.26"),
     Move("jax.experimental.gda_serialization", "jax.experimental.array_serialization", "0.4.9", "0.4.14", module=True),
+)
+
+# jax.tree_* aliases: deprecated 0.4.26, removed 0.6.0; jax.tree_util.* exists in every version
+MOVES += tuple(
+    Move(f"jax.{old}", f"jax.tree_util.{old}", "0.1.0", "0.6.0", family="tree",
+         prefer=f"jax.tree.{new}" if new else None, prefer_since="0.4.25" if new else None)
+    for old, new in (("tree_map", "map"), ("tree_flatten", "flatten"), ("tree_leaves", "leaves"),
+                     ("tree_structure", "structure"), ("tree_unflatten", "unflatten"),
+                     ("tree_transpose", "transpose"), ("treedef_is_leaf", None))
 )
 
 BY_OLD: Dict[str, Move] = {m.old: m for m in MOVES}
@@ -62,6 +77,13 @@ def applies(move: Move, target: Optional[Tuple[int, ...]]) -> bool:
     if target is None:
         return move.until is None
     return version(move.since) <= target and (move.until is None or target < version(move.until))
+
+
+def best_for_uses(move: Move, target: Optional[Tuple[int, ...]]) -> str:
+    """The spelling a dotted use should get for the target: ``prefer`` once it exists, else ``new``."""
+    if move.prefer and move.prefer_since and (target is None or target >= version(move.prefer_since)):
+        return move.prefer
+    return move.new
 
 
 def lookup(qualname: Optional[str]) -> Optional[Move]:
