@@ -135,5 +135,10 @@ def install() -> None:
     for parent in (jax.lib, jax._src.lib):  # 0.4.1 imported xla_bridge with jax: plain attribute access works
         name = f"{parent.__name__}.xla_bridge"
         sys.modules[name] = parent.xla_bridge = _MODULES[name](name)
+    import jax.tree_util
+
+    for name in ("tree_map", "tree_flatten", "tree_leaves", "tree_structure", "tree_unflatten", "tree_transpose",
+                 "treedef_is_leaf"):  # the jax.tree_* aliases (removed in 0.6.0) were jax.tree_util's functions
+        setattr(jax, name, getattr(jax.tree_util, name))
     sys.meta_path.insert(0, LegacyFinder())
     _installed = True
