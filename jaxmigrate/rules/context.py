@@ -93,6 +93,17 @@ class FileContext:
     def qualname(self, node: ast.AST) -> Optional[str]:
         return self.resolver.qualname(node)
 
+    def bindings(self, name: ast.Name, scope=None):
+        """The bindings of a name where it stands (or as seen from ``scope``)."""
+        return self.resolver.bindings_of(name.id, scope or self.resolver.scope_of(name))
+
+    def single_assignment(self, name: ast.Name) -> Optional[ast.Assign]:
+        """The one ``name = value`` statement that binds ``name`` here, if that is its only binding."""
+        bindings = self.bindings(name)
+        if len(bindings) == 1 and isinstance(bindings[0].node, ast.Assign):
+            return bindings[0].node
+        return None
+
     def calls_to(self, *qualnames: str) -> Iterator[Tuple[ast.Call, str]]:
         """Calls whose callee resolves to one of ``qualnames``."""
         wanted = set(qualnames)

@@ -53,11 +53,9 @@ def is_partition_spec(ctx: FileContext, node: ast.expr, depth: int = 0) -> bool:
         q = ctx.qualname(node.func)
         return q == PARTITION_SPEC or (q in BY_OLD and BY_OLD[q].new == PARTITION_SPEC)
     if isinstance(node, ast.Name) and depth < 3:
-        scope = ctx.resolver.scope_of(node)
-        owner = ctx.resolver.lookup(node.id, scope)
-        bindings = owner.bindings.get(node.id, []) if owner else []
-        if len(bindings) == 1 and isinstance(bindings[0].node, ast.Assign):
-            return is_partition_spec(ctx, bindings[0].node.value, depth + 1)
+        stmt = ctx.single_assignment(node)
+        if stmt is not None:
+            return is_partition_spec(ctx, stmt.value, depth + 1)
     return False
 
 

@@ -140,8 +140,7 @@ def _converted(ctx: FileContext, site: ast.Call) -> bool:
     for arg in site.args:
         if not isinstance(arg, ast.Name):
             return False
-        owner = ctx.resolver.lookup(arg.id, ctx.resolver.scope_of(arg))
-        bindings = owner.bindings.get(arg.id, []) if owner else []
+        bindings = ctx.bindings(arg)
         if not bindings or not all(
             isinstance(b.node, ast.Assign) and isinstance(b.node.value, ast.Call)
             and ctx.qualname(b.node.value.func) == to_global for b in bindings

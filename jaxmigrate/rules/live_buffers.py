@@ -159,18 +159,14 @@ def _receiver_kind(ctx: FileContext, expr: ast.expr, depth: int = 0) -> Optional
 
 
 def _single_assignment(ctx: FileContext, name: ast.Name) -> Optional[ast.expr]:
-    scope = ctx.resolver.scope_of(name)
-    bindings = scope.bindings.get(name.id, [])
-    if len(bindings) == 1 and isinstance(bindings[0].node, ast.Assign):
-        stmt = bindings[0].node
-        if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            return stmt.value
+    stmt = ctx.single_assignment(name)
+    if stmt is not None and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.value
     return None
 
 
 def _loop_over(ctx: FileContext, name: ast.Name) -> Optional[ast.expr]:
-    scope = ctx.resolver.scope_of(name)
-    bindings = scope.bindings.get(name.id, [])
+    bindings = ctx.bindings(name)
     if len(bindings) == 1 and isinstance(bindings[0].node, (ast.For, ast.comprehension)):
         target = bindings[0].node.target
         if isinstance(target, ast.Name) and target.id == name.id:

@@ -274,6 +274,11 @@ class Resolver:
             if self.resolve_name(name, self.module_scope) == qualname:
                 yield name
 
+    def bindings_of(self, name: str, scope: Scope) -> List[Binding]:
+        """The bindings of ``name`` as seen from ``scope`` (none when it is unbound)."""
+        owner = self.lookup(name, scope)
+        return owner.bindings.get(name, []) if owner is not None else []
+
     def is_import(self, name: str, scope: Scope) -> bool:
         """Whether ``name``, seen from ``scope``, is bound by import statements only."""
         owner = self.lookup(name, scope)

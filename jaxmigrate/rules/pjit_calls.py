@@ -107,8 +107,7 @@ def mesh_for(ctx: FileContext, site: ast.AST) -> Optional[str]:
     candidates = set()
     scope = ctx.resolver.scope_of(site)
     for name in ctx.resolver.visible_names(scope):
-        owner = ctx.resolver.lookup(name, scope)
-        bindings = owner.bindings.get(name, []) if owner else []
+        bindings = ctx.resolver.bindings_of(name, scope)
         if len(bindings) == 1 and isinstance(bindings[0].node, ast.Assign) and is_mesh_construction(ctx, bindings[0].node.value):
             candidates.add(name)
     return candidates.pop() if len(candidates) == 1 else None
@@ -122,10 +121,9 @@ def is_mesh(ctx: FileContext, expr: ast.expr) -> bool:
     if is_mesh_construction(ctx, expr):
         return True
     if isinstance(expr, ast.Name):
-        owner = ctx.resolver.lookup(expr.id, ctx.resolver.scope_of(expr))
-        bindings = owner.bindings.get(expr.id, []) if owner else []
-        if len(bindings) == 1 and isinstance(bindings[0].node, ast.Assign):
-            return is_mesh_construction(ctx, bindings[0].node.value)
+        stmt = ctx.single_assignment(expr)
+        if stmt is not None:
+            return is_mesh_construction(ctx, stmt.value)
         # a parameter or other binding named like a mesh, entered with `with`: taken as the mesh
         return "mesh" in expr.id.lower()
     return isinstance(expr, ast.Attribute) and "mesh" in expr.attr.lower()
