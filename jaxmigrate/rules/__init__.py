@@ -13,6 +13,7 @@ from jaxmigrate.rules.jax_array_config import JaxArrayConfig
 from jaxmigrate.rules.live_buffers import LiveBuffers
 from jaxmigrate.rules.moved_names import MovedName, RemovedMapsApi, TreeAliases
 from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
+from jaxmigrate.rules.shard_map import ShardMap
 from jaxmigrate.rules.sharding_constraint import ShardingConstraintAxisResources
 
 ALL_RULES: Sequence[Type[Rule]] = (
@@ -26,6 +27,7 @@ ALL_RULES: Sequence[Type[Rule]] = (
     FromGda,
     HostLocalInputs,
     TreeAliases,
+    ShardMap,
     GdaAttributes,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}

@@ -1,0 +1,111 @@
+"""JM602: ``jax.experimental.shard_map.shard_map`` → ``jax.shard_map`` (keywords, check_vma, axis_names)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, List, Optional
+
+from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, snippet
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.moves import version
+
+LEGACY = "jax.experimental.shard_map.shard_map"
+MODERN = "jax.shard_map"
+PARTIAL = "functools.partial"
+POSITIONAL = ("mesh", "in_specs", "out_specs", "check_rep", "auto")
+
+
+class ShardMap(Rule):
+    """
+    ## What it does
+    Rewrites `jax.experimental.shard_map.shard_map(f, mesh, in_specs, out_specs, check_rep=...,
+    auto=...)` (also through `functools.partial`, as a decorator) to `jax.shard_map(f, mesh=mesh,
+    in_specs=in_specs, out_specs=out_specs, check_vma=..., axis_names=...)`: the options become
+    keywords (`jax.shard_map` takes them keyword-only), `check_rep` becomes `check_vma`, and
+    `auto=A` becomes `axis_names=frozenset(mesh.axis_names) - A` (the manual axes are the ones
+    not left automatic). Applied for targets that have `jax.shard_map` (0.6.1 and later).
+
+    The fix is unsafe: `check_vma`'s varying-manual-axes check is stricter than `check_rep`'s
+    replication check and can reject a body the old check accepted; pass `check_vma=False` where
+    that happens. Imports of the old module that are left unused are dropped.
+
+    ## Why is this bad?
+    `jax.experimental.shard_map.shard_map` is deprecated since JAX 0.8.0, and its `auto=`
+    parameter is already gone.
+    """
+
+    code = "JM602"
+    name = "experimental-shard-map"
+    summary = "`jax.experimental.shard_map.shard_map` → `jax.shard_map` (keywords, `check_vma`, `axis_names`)"
+    fix_safety = "unsafe"
+    triggers = (b"shard_map",)
+    deprecated_in = "0.8.0"
+    replacement_since = "0.6.1"
+    examples = (
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental.shard_map import shard_map
+                from jax.sharding import PartitionSpec as P
+
+                def total(mesh, x):
+                    f = shard_map(lambda b: jax.lax.psum(b, "x"), mesh, in_specs=P("x"), out_specs=P(), check_rep=False)
+                    return f(x)
+            """),
+            snippet("""
+                import jax
+                from jax.sharding import PartitionSpec as P
+
+                def total(mesh, x):
+                    f = jax.shard_map(lambda b: jax.lax.psum(b, "x"), mesh=mesh, in_specs=P("x"), out_specs=P(), check_vma=False)
+                    return f(x)
+            """),
+            unsafe=True,
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        too_old = ctx.target is not None and ctx.target < version(self.replacement_since)  # type: ignore[arg-type]
+        for call in ctx.nodes(ast.Call):
+            callee = ctx.qualname(call.func)
+            if callee == LEGACY:
+                target, options = call.func, call.args[1:]
+            elif callee == PARTIAL and call.args and ctx.qualname(call.args[0]) == LEGACY:
+                target, options = call.args[0], call.args[1:]
+            else:
+                continue
+            if too_old:
+                yield self.finding(ctx, call, "`jax.experimental.shard_map.shard_map` is deprecated, but the target JAX "
+                                   "has no `jax.shard_map` yet: keep it until you move past 0.6.1")
+            else:
+                yield self._rewrite(ctx, call, target, options)
+
+    def _rewrite(self, ctx: FileContext, call: ast.Call, callee: ast.expr, options: List[ast.expr]) -> Finding:
+        message = "`jax.experimental.shard_map.shard_map` is deprecated since JAX 0.8.0: use `jax.shard_map`"
+        if len(options) > len(POSITIONAL) or any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords
+        ):
+            return self.finding(ctx, call, message, suggestion="jax.shard_map(f, mesh=..., in_specs=..., out_specs=..., "
+                                                              "check_vma=..., axis_names=frozenset(mesh.axis_names) - auto)")
+        ref, imports = ctx.reference(MODERN, at=call)
+        edits: List[Edit] = [ctx.replace(callee, ref)]
+        given = {name: arg for name, arg in zip(POSITIONAL, options)}
+        given.update({k.arg: k.value for k in call.keywords})  # type: ignore[misc]
+        mesh = given.get("mesh")
+        for name, arg in zip(POSITIONAL, options):  # keyword-only in jax.shard_map
+            edits.append(ctx.replace(arg, self._option(ctx, name, arg, mesh)))
+        for kw in call.keywords:
+            if kw.arg in ("check_rep", "auto"):
+                edits.append(ctx.replace(kw, self._option(ctx, kw.arg, kw.value, mesh)))
+        fix = Fix("unsafe", edits=tuple(edits), add_imports=imports, drop_unused_imports=ctx.root_import(callee))
+        return self.finding(ctx, call, message, fix)
+
+    @staticmethod
+    def _option(ctx: FileContext, name: str, value: ast.expr, mesh: Optional[ast.expr]) -> str:
+        text = ctx.text(value)
+        if name == "check_rep":
+            return f"check_vma={text}"
+        if name == "auto":
+            mesh_text = ctx.text(mesh) if mesh is not None else "mesh"
+            return f"axis_names=frozenset({mesh_text}.axis_names) - {text}"
+        return f"{name}={text}"
