@@ -35,9 +35,8 @@ def _drop_unused(source: str, drops: List[ImportRef]) -> str:
     dunder_all = _names_in_all(ctx)
     unused = [ref for ref in drops if _local(ref) not in loaded and _local(ref) not in dunder_all]
     edits: List[Edit] = []
-    for stmt in ctx.tree.body:  # one edit per statement, however many of its aliases go
-        if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            continue
+    statements = [*ctx.nodes(ast.Import), *ctx.nodes(ast.ImportFrom)]  # function-level imports too
+    for stmt in statements:  # one edit per statement, however many of its aliases go
         gone = [a for a in stmt.names if any(_matches(stmt, a, ref) for ref in unused)]
         if len(gone) == len(stmt.names):
             edits.append(delete_statement(ctx, stmt))

@@ -145,7 +145,7 @@ class FileContext:
             return ()
         scope = self.resolver.scope_of(root)
         owner = self.resolver.lookup(root.id, scope)
-        if owner is None or owner.kind != "module":
+        if owner is None:
             return ()
         refs = []
         for b in owner.bindings.get(root.id, []):
