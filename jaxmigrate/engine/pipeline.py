@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import traceback
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple, Type
 
@@ -39,17 +40,22 @@ class Settings:
         """These settings minus the codes that per-file-ignores switches off for ``path``."""
         if not self.per_file_ignores or self.config_root is None:
             return self
-        import pathspec
-
         try:
             rel = path.resolve().relative_to(Path(self.config_root).resolve()).as_posix()
         except ValueError:
             return self
-        off = [c for pattern, codes in self.per_file_ignores if pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(rel)
-               for c in codes]
+        off = [c for pattern, codes in self.per_file_ignores if _pattern(pattern).match_file(rel) for c in codes]
         if not off:
             return self
         return replace(self, rule_codes=tuple(c for c in self.rule_codes if not any(c.startswith(o) for o in off)))
+
+
+@lru_cache(maxsize=None)
+def _pattern(pattern: str):
+    """A per-file-ignores pattern, compiled once per process rather than once per file."""
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 
 @dataclass
@@ -137,8 +143,6 @@ def _run_rules(text: str, display: str, rules, settings: Settings):
 
 def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: Settings) -> Outcome:
     """A notebook's code cells as one module; findings point at ``cell N`` and its line."""
-    from dataclasses import replace as _replace
-
     from jaxmigrate.engine import notebook
 
     try:
@@ -150,7 +154,7 @@ def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: 
     for f in findings:
         cell, line = nb.locate(f.line)
         _, end_line = nb.locate(f.end_line)
-        located.append(_replace(f, line=line, end_line=end_line, message=f"cell {cell}: {f.message}"))
+        located.append(replace(f, line=line, end_line=end_line, message=f"cell {cell}: {f.message}"))
     new = notebook.dump(nb, text) if text != module else raw
     return Outcome(located, raw, new, encoding, applied)
 

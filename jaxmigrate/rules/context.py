@@ -104,6 +104,17 @@ class FileContext:
             return bindings[0].node
         return None
 
+    def loads_of(self, local: str, qualname: Optional[str]) -> List[ast.Name]:
+        """Every read of the name ``local`` where it resolves to ``qualname``."""
+        return [n for n in self.nodes(ast.Name)
+                if n.id == local and isinstance(n.ctx, ast.Load) and self.qualname(n) == qualname]
+
+    def target_at_least(self, since: str) -> bool:
+        """Whether the target JAX (None: the newest) is ``since`` or later."""
+        from jaxmigrate.rules.moves import version
+
+        return self.target is None or self.target >= version(since)
+
     def calls_to(self, *qualnames: str) -> Iterator[Tuple[ast.Call, str]]:
         """Calls whose callee resolves to one of ``qualnames``."""
         wanted = set(qualnames)
@@ -143,12 +154,8 @@ class FileContext:
             root = root.value
         if not isinstance(root, ast.Name):
             return ()
-        scope = self.resolver.scope_of(root)
-        owner = self.resolver.lookup(root.id, scope)
-        if owner is None:
-            return ()
         refs = []
-        for b in owner.bindings.get(root.id, []):
+        for b in self.bindings(root):
             stmt = b.node
             if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
                 for a in stmt.names:

@@ -12,7 +12,6 @@ from jaxmigrate.rules.context import FileContext
 from jaxmigrate.rules.gda import CONSTRUCTORS, GDA, GDA_MODULE, PARTITION_SPEC
 from jaxmigrate.rules.gda_construction import MAKE_FROM_ARRAYS, MAKE_FROM_CALLBACK, GdaConstruction
 from jaxmigrate.rules.moved_names import drop_import_alias, needs_root
-from jaxmigrate.rules.moves import version
 from jaxmigrate.rules.names import canonical
 from jaxmigrate.rules.statements import delete_statement, render_without_names, trailing_text
 
@@ -287,7 +286,7 @@ class _Checker:
             text, imports = ctx.reference(MEMBER_MOVES[member], at=node)
             self._rewrite(node, f"`{member}` was removed with `{GDA_MODULE}` in JAX 0.4.7: it was "
                           f"`{MEMBER_MOVES[member]}`", text, "safe", imports)
-        elif member == "Shard" and call is None and _has(ctx, SHARD_SINCE):
+        elif member == "Shard" and call is None and ctx.target_at_least(SHARD_SINCE):
             text, imports = ctx.reference(SHARD, at=node)
             self._rewrite(node, f"`Shard` was removed with `{GDA_MODULE}` in JAX 0.4.7: jax.Array's shards "
                           f"are `{SHARD}`", text, "safe", imports)
@@ -582,7 +581,7 @@ class _Checker:
                 if canonical(alias.name) != GDA_MODULE:
                     continue
                 if alias.asname:
-                    uses = self._module_uses(alias.asname)
+                    uses = ctx.loads_of(alias.asname, GDA_MODULE)
                 else:
                     uses = [n for n in ctx.nodes(ast.Attribute) if ctx.qualname(n) == GDA_MODULE]
                 if not uses and len(stmt.names) == 1 and (alias.asname or not needs_root(ctx, stmt, "jax")):
@@ -606,7 +605,7 @@ class _Checker:
                     self._report(alias, f"`{GDA_MODULE}` was removed in JAX 0.4.7: this import fails", None)
                     continue
                 if full == GDA_MODULE:
-                    uses = self._module_uses(local)
+                    uses = ctx.loads_of(local, GDA_MODULE)
                     left = [u for u in uses if not self._module_use_fixed(u)]
                 elif full.startswith(GDA_MODULE + ".") and "." not in full[len(GDA_MODULE) + 1:]:
                     uses = [n for n in ctx.nodes(ast.Name)
@@ -620,11 +619,6 @@ class _Checker:
                     self._still_used(alias, full, left)
             if unused:
                 self.findings.append(self._drop_aliases(stmt, unused))
-
-    def _module_uses(self, local: str) -> List[ast.Name]:
-        ctx = self.ctx
-        return [n for n in ctx.nodes(ast.Name)
-                if n.id == local and isinstance(n.ctx, ast.Load) and ctx.qualname(n) == GDA_MODULE]
 
     def _module_use_fixed(self, use: ast.expr) -> bool:
         """Whether a use of the module itself (``gda_lib`` in ``gda_lib.X``) goes away with a fix."""
@@ -655,10 +649,6 @@ def _jm501_fixes(ctx: FileContext, call: ast.Call, kind: str) -> bool:
     """Whether JM501 rewrites this constructor call with a safe fix."""
     finding = GdaConstruction()._construction(ctx, call, kind)
     return finding is not None and finding.fix is not None and finding.fix.safety == "safe"
-
-
-def _has(ctx: FileContext, since: str) -> bool:
-    return ctx.target is None or ctx.target >= version(since)
 
 
 def _pos(node: Optional[ast.AST]) -> Tuple[int, int]:

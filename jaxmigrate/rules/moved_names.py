@@ -195,11 +195,7 @@ class MovedName(Rule):
         if ctx.resolver.bound_in_any_scope(new_name):
             return f"{new_name} as {alias.name}", []
         old_qual = canonical(f"{node.module}.{alias.name}")
-        renames = [
-            ctx.replace(n, new_name)
-            for n in ctx.nodes(ast.Name)
-            if n.id == alias.name and isinstance(n.ctx, ast.Load) and ctx.qualname(n) == old_qual
-        ]
+        renames = [ctx.replace(n, new_name) for n in ctx.loads_of(alias.name, old_qual)]
         return new_name, renames
 
     def _unused_removed_module_aliases(self, ctx: FileContext, node: ast.ImportFrom) -> List[ast.alias]:
@@ -347,9 +343,7 @@ def _module_span_edit(ctx: FileContext, node: ast.ImportFrom, old: str, new: str
 
 
 def _uses_of_local(ctx: FileContext, local: str, qual: str) -> bool:
-    return any(
-        n.id == local and isinstance(n.ctx, ast.Load) and ctx.qualname(n) == qual for n in ctx.nodes(ast.Name)
-    )
+    return bool(ctx.loads_of(local, qual))
 
 
 def _module_path_used(ctx: FileContext, module: str) -> bool:

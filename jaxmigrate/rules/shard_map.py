@@ -7,7 +7,6 @@ from typing import Iterator, List, Optional
 
 from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, snippet
 from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.moves import version
 
 LEGACY = "jax.experimental.shard_map.shard_map"
 MODERN = "jax.shard_map"
@@ -65,7 +64,7 @@ class ShardMap(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        too_old = ctx.target is not None and ctx.target < version(self.replacement_since)  # type: ignore[arg-type]
+        too_old = not ctx.target_at_least(self.replacement_since)  # type: ignore[arg-type]  (set on this rule)
         for call in ctx.nodes(ast.Call):
             callee = ctx.qualname(call.func)
             if callee == LEGACY:

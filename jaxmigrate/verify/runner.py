@@ -72,7 +72,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _environment(devices_per_process: int) -> Dict[str, str]:
+def child_environment(devices_per_process: int) -> Dict[str, str]:
+    """The environment of a verify child: CPU only, the device count, this package importable."""
     env = dict(os.environ)
     env["JAX_PLATFORMS"] = "cpu"
     env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices_per_process}"
@@ -140,7 +141,7 @@ def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeou
     """Run each side (``{side: (script, filename)}``) at once; their process runs by side."""
     if devices < 1 or processes < 1 or devices % processes:
         raise ValueError(f"{devices} devices cannot be split evenly over {processes} processes")
-    env = _environment(devices // processes)
+    env = child_environment(devices // processes)
     with tempfile.TemporaryDirectory(prefix="jaxmigrate-verify-") as tmp:
         sides: List[_Side] = []
         timed_out = False

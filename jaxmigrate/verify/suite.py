@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-from jaxmigrate.verify.runner import _environment
+from jaxmigrate.verify.runner import child_environment
 
 _BOOT = (
     "import sys, pytest\n"
@@ -59,7 +59,7 @@ def verify_suites(before_dir: str, after_dir: str, pytest_args: Sequence[str] = 
                   timeout: float = 600.0) -> SuiteVerdict:
     start = time.monotonic()
     verdict = SuiteVerdict("undecidable", before_dir, after_dir)
-    env = _environment(devices)
+    env = child_environment(devices)
     with tempfile.TemporaryDirectory(prefix="jaxmigrate-suite-") as tmp:
         procs, reports, logs = {}, {}, {}
         for side, folder in (("before", before_dir), ("after", after_dir)):
