@@ -77,8 +77,8 @@ class RuleError(Exception):
 
 
 def active_rules(data: bytes, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
-    """The byte prefilter: rules with at least one trigger in the file."""
-    return [r for r in rules if any(t in data for t in r.triggers)]
+    """The byte prefilter: the rules that may report something in a file with these bytes."""
+    return [r for r in rules if r.wants(data)]
 
 
 def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None) -> List[Finding]:

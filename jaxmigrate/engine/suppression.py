@@ -13,6 +13,7 @@ import tokenize
 from typing import Dict, List, Optional, Set
 
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]*(?:[\s,]+[A-Za-z]+[0-9]*)*))?", re.IGNORECASE)
+_NOQA_TEXT = re.compile(r"noqa", re.IGNORECASE)
 SKIP_FILE = re.compile(rb"^[ \t]*#[ \t]*jaxmigrate:[ \t]*skip-file\b", re.MULTILINE)
 
 
@@ -41,6 +42,11 @@ def noqa_lines(source: str) -> Dict[int, Optional[Set[str]]]:
 
 
 def unsuppressed(findings: List, source: str) -> List:
+    if not findings:  # nothing to silence: no need to tokenize
+        return findings
+    candidates = {source.count("\n", 0, m.start()) + 1 for m in _NOQA_TEXT.finditer(source)}
+    if "\r" not in source and not any(f.line in candidates for f in findings):  # no finding where noqa is
+        return findings
     lines = noqa_lines(source)
     if not lines:
         return findings

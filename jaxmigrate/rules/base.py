@@ -128,12 +128,20 @@ class Rule:
     fix_safety: ClassVar[Optional[FixSafety]] = None
     #: byte strings of which at least one must occur in a file for this rule to look at it
     triggers: ClassVar[Tuple[bytes, ...]]
+    #: further groups of byte strings: one of each group must occur as well (e.g. a rule that
+    #: only looks at pjit calls requires ``pjit``); together with ``triggers``, the prefilter
+    requires: ClassVar[Tuple[Tuple[bytes, ...], ...]] = ()
     #: JAX versions, as strings: when the legacy API was deprecated and removed, and the first
     #: version that has the replacement this rule emits
     deprecated_in: ClassVar[Optional[str]] = None
     removed_in: ClassVar[Optional[str]] = None
     replacement_since: ClassVar[Optional[str]] = None
     examples: ClassVar[Tuple[Example, ...]] = ()
+
+    @classmethod
+    def wants(cls, data: bytes) -> bool:
+        """The byte prefilter: whether a file with these bytes can hold anything this rule reports."""
+        return any(t in data for t in cls.triggers) and all(any(t in data for t in group) for group in cls.requires)
 
     def check(self, ctx: "FileContext") -> Iterator[Finding]:  # pragma: no cover - abstract
         raise NotImplementedError

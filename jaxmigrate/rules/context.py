@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections import deque
 from functools import cached_property
 from typing import Dict, Iterator, List, Optional, Tuple, Type, TypeVar
 
@@ -22,6 +23,7 @@ class FileContext:
         self.target = target  # JAX version the user migrates to; None means the newest
         self.tree = ast.parse(source, filename=path, type_comments=False)
         self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+        self._qualnames: Dict[int, Optional[str]] = {}  # id(node) → qualname: rules ask about the same nodes
 
     @cached_property
     def resolver(self) -> Resolver:
@@ -29,10 +31,29 @@ class FileContext:
 
     @cached_property
     def _nodes_by_type(self) -> Dict[type, List[ast.AST]]:
+        self._walk()
+        return self._nodes_by_type
+
+    def _walk(self) -> None:
+        """One walk of the tree (in ``ast.walk``'s order) fills the index by node type and the parent map."""
         index: Dict[type, List[ast.AST]] = {}
-        for node in ast.walk(self.tree):
+        parents: Dict[int, ast.AST] = {}
+        todo = deque([self.tree])
+        pop, push = todo.popleft, todo.append
+        while todo:
+            node = pop()
             index.setdefault(type(node), []).append(node)
-        return index
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, ast.AST):
+                    parents[id(value)] = node
+                    push(value)
+                elif isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, ast.AST):
+                            parents[id(item)] = node
+                            push(item)
+        self.__dict__["_nodes_by_type"], self.__dict__["parents"] = index, parents
 
     def nodes(self, kind: Type[N]) -> List[N]:
         """Every node of one type, in no particular order (one shared walk per file)."""
@@ -40,11 +61,8 @@ class FileContext:
 
     @cached_property
     def parents(self) -> Dict[int, ast.AST]:
-        out: Dict[int, ast.AST] = {}
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
-                out[id(child)] = node
-        return out
+        self._walk()
+        return self.parents
 
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
         return self.parents.get(id(node))
@@ -91,7 +109,10 @@ class FileContext:
 
     # names -------------------------------------------------------------------------------
     def qualname(self, node: ast.AST) -> Optional[str]:
-        return self.resolver.qualname(node)
+        key = id(node)
+        if key not in self._qualnames:
+            self._qualnames[key] = self.resolver.qualname(node)
+        return self._qualnames[key]
 
     def bindings(self, name: ast.Name, scope=None):
         """The bindings of a name where it stands (or as seen from ``scope``)."""

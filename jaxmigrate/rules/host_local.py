@@ -7,7 +7,10 @@ from typing import Iterator, List, Optional, Sequence
 
 from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, snippet
 from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.gda import FROM_GDA, MULTIHOST_UTILS, is_multi_process, outputs_are_global, spec_source
+from jaxmigrate.rules.gda import (
+    FROM_GDA, MULTI_PROCESS_MARKERS, MULTIHOST_UTILS, PJIT, is_multi_process, outputs_are_global, spec_source,
+)
+from jaxmigrate.rules.names import name_triggers
 from jaxmigrate.rules.pjit_calls import (
     PjitCall, call_sites, host_local_output, mesh_for, out_value, pjit_calls, statement_of,
 )
@@ -41,7 +44,9 @@ class HostLocalInputs(Rule):
     name = "host-local-inputs"
     summary = "host-local pjit inputs/outputs in multi-process code → `multihost_utils` conversions"
     fix_safety = "unsafe"
-    triggers = (b"process_index", b"process_count", b"distributed", b"multihost_utils")
+    # multi-process code that calls pjit
+    triggers = name_triggers(MULTI_PROCESS_MARKERS)[0]
+    requires = (name_triggers([PJIT])[0],)
     deprecated_in = "0.4.1"
     removed_in = "0.4.7"
     replacement_since = "0.4.1"
@@ -89,10 +94,11 @@ class HostLocalInputs(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not is_multi_process(ctx):
+        calls = list(pjit_calls(ctx))
+        if not calls or not is_multi_process(ctx):
             return
         outputs_global = outputs_are_global(ctx)
-        for pj in pjit_calls(ctx):
+        for pj in calls:
             if any(ctx.qualname(n) == FROM_GDA for n in ast.walk(pj.value) if isinstance(n, (ast.Name, ast.Attribute))):
                 continue  # JM503's
             if pj.name is None:

@@ -9,7 +9,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
 from jaxmigrate.rules.context import FileContext
 from jaxmigrate.rules.moves import BY_OLD, MOVES, REMOVED_MODULES, Move, applies, best_for_uses
-from jaxmigrate.rules.names import canonical
+from jaxmigrate.rules.names import canonical, module_attribute_pattern, name_triggers
 from jaxmigrate.rules.statements import delete_statement, render_without_names, replace_statement
 
 
@@ -44,7 +44,9 @@ class MovedName(Rule):
     name = "moved-sharding-name"
     summary = "moved sharding names (`maps.Mesh`, `experimental.PartitionSpec`, ...) → `jax.sharding`"
     fix_safety = "safe"
-    triggers = (b"experimental", b"pxla", b"MeshPspecSharding", b"OpShardingSharding")
+    # the names of the table (and the removed modules), in the words of the file
+    triggers, _module_parts = name_triggers([m.old for m in MOVES if m.family == "sharding"] + list(REMOVED_MODULES))
+    requires = (_module_parts,)
     deprecated_in = "0.4.4"
     removed_in = "0.4.11"
     replacement_since = "0.4.1"
@@ -267,7 +269,8 @@ class RemovedMapsApi(Rule):
     name = "removed-maps-api"
     summary = "`jax.experimental.maps` APIs without a direct replacement (xmap, thread_resources, ...)"
     fix_safety = None
-    triggers = (b"maps",)
+    triggers, _module_parts = name_triggers(REMOVED_MODULES)
+    requires = (_module_parts,)
     deprecated_in = "0.4.26"
     removed_in = "0.4.31"
     examples = (
@@ -398,12 +401,18 @@ class TreeAliases(MovedName):
     name = "tree-aliases"
     summary = "`jax.tree_map` and the other `jax.tree_*` aliases → `jax.tree.*` / `jax.tree_util.*`"
     fix_safety = "safe"
-    triggers = (b"tree_map", b"tree_flatten", b"tree_leaves", b"tree_structure", b"tree_unflatten",
-                b"tree_transpose", b"treedef_is_leaf")
+    triggers = name_triggers([m.old for m in MOVES if m.family == "tree"])[0]
+    # `jax.tree_util.tree_map` is current: the prefilter wants `jax.tree_map`, `from jax import tree_map`, ...
+    requires = ()
+    _spelled = module_attribute_pattern("jax", triggers)
     deprecated_in = "0.4.26"
     removed_in = "0.6.0"
     replacement_since = "0.4.25"
     family = "tree"
+
+    @classmethod
+    def wants(cls, data: bytes) -> bool:
+        return super().wants(data) and cls._spelled.search(data) is not None
     examples = (
         Example(
             snippet("""

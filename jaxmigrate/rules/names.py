@@ -10,8 +10,9 @@ leave it alone.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 # Internal or historical paths of the same object, mapped to the path rules match on.
 CANONICAL = {
@@ -38,6 +39,49 @@ def canonical(qualname: Optional[str]) -> Optional[str]:
         if head in CANONICAL:
             return ".".join([CANONICAL[head], *parts[i:]])
     return qualname
+
+
+# Module parts too common to tell a legacy name from its modern home (``jax.sharding.Mesh``).
+_COMMON_PARTS = frozenset({"jax", "_src", "sharding", "interpreters", "lib"})
+
+
+def name_triggers(qualnames: Iterable[str]) -> Tuple[Tuple[bytes, ...], Tuple[bytes, ...]]:
+    """The byte prefilter of a rule that matches these qualified names (or names below them).
+
+    The resolver builds a qualified name only from words of the file (import statements,
+    attribute chains, aliases), or through ``CANONICAL`` from such words, so each part of some
+    spelling of a matched name occurs in the file. Returns ``(triggers, requires)``: the last
+    parts, and for each spelling its most telling module part (else its last part)."""
+    spellings = set()
+    for qualname in qualnames:
+        spellings.add(qualname)
+        for raw, canon in CANONICAL.items():
+            if raw != canon and (qualname == canon or qualname.startswith(canon + ".")):
+                spellings.add(raw + qualname[len(canon):])
+    last, module = set(), set()
+    for spelling in spellings:
+        parts = spelling.split(".")
+        last.add(parts[-1].encode())
+        telling = [p for p in parts[:-1] if p not in _COMMON_PARTS]
+        module.add((telling[-1] if telling else parts[-1]).encode())
+    return tuple(sorted(last)), tuple(sorted(module))
+
+
+def module_attribute_pattern(module: str, names: Iterable[bytes]) -> "re.Pattern[bytes]":
+    """Bytes that can make the resolver see ``module.<one of names>``, for a top-level ``module``.
+
+    Such a name resolves only through ``module.name`` (spaces, backslash continuations, a closing
+    parenthesis or comments around the dot allowed), ``from module import ... name`` (one
+    statement), or an alias of the module (``import module as m``, ``m = module``).
+    ``jax.tree_util.tree_map`` and ``from jax.tree_util import tree_map`` match none."""
+    mod = re.escape(module.encode())
+    alternatives = b"|".join(re.escape(n) for n in names)
+    return re.compile(
+        rb"\b" + mod + rb"[\s\\)]*\.(?:[\s\\]|#[^\n]*)*(?:" + alternatives + rb")\b"
+        rb"|\bfrom[\s\\]+" + mod + rb"[\s\\]+import\b(?:[ \t]|\\\r?\n)*"
+        rb"(?:\((?:[\w\s,\\]|#[^\n]*)*?|(?:[\w \t,]|\\\r?\n)*?)\b(?:" + alternatives + rb")\b"
+        rb"|\b" + mod + rb"[\s\\]+as\b|=[\s\\(]*" + mod + rb"\b(?![\s\\)]*\.)"
+    )
 
 
 @dataclass
@@ -211,6 +255,10 @@ class Resolver:
         self.imports = binder.imports
         self.scopes = binder.scopes
         self._resolving: set = set()
+        self._resolved: Dict[tuple, Optional[str]] = {}
+        # only these names can resolve: a name no scope binds by an import or an alias cannot
+        self._resolvable = {name for s in self.scopes for name, bs in s.bindings.items()
+                            if any(b.kind in ("import", "alias") for b in bs)}
 
     # -------------------------------------------------------------------------------------
     def lookup(self, name: str, scope: Scope) -> Optional[Scope]:
@@ -225,12 +273,22 @@ class Resolver:
         return None
 
     def resolve_name(self, name: str, scope: Scope) -> Optional[str]:
+        if name not in self._resolvable:
+            return None
         owner = self.lookup(name, scope)
         if owner is None:
             return None
         key = (id(owner), name)
+        if key in self._resolved:
+            return self._resolved[key]
         if key in self._resolving:
             return None
+        if not self._resolving:  # not inside a cycle check: the answer is final, keep it
+            self._resolved[key] = answer = self._resolve_bindings(owner, name, key)
+            return answer
+        return self._resolve_bindings(owner, name, key)
+
+    def _resolve_bindings(self, owner: Scope, name: str, key: tuple) -> Optional[str]:
         self._resolving.add(key)
         try:
             quals = set()
@@ -250,12 +308,14 @@ class Resolver:
 
     def qualname(self, node: ast.AST, scope: Optional[Scope] = None) -> Optional[str]:
         """``jax.experimental.pjit.pjit`` for ``pjit_lib.pjit`` and the like, else None."""
-        parts = _dotted(node)
-        if parts is None:
-            return None
         root = node
         while isinstance(root, ast.Attribute):
             root = root.value
+        if not isinstance(root, ast.Name) or root.id not in self._resolvable:  # the common case, decided cheaply
+            return None
+        parts = _dotted(node)
+        if parts is None:
+            return None
         if scope is None:
             scope = self._scope_of.get(id(root), self.module_scope)
         head = self.resolve_name(parts[0], scope)

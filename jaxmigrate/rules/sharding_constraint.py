@@ -6,6 +6,7 @@ from typing import Iterator
 
 from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, snippet
 from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.names import name_triggers
 
 LEGACY = "jax.experimental.pjit.with_sharding_constraint"
 MODERN = "jax.lax.with_sharding_constraint"
@@ -32,6 +33,7 @@ class ShardingConstraintAxisResources(Rule):
     summary = "`with_sharding_constraint(axis_resources=)` → `jax.lax.with_sharding_constraint(x, shardings)`"
     fix_safety = "safe"
     triggers = (b"axis_resources",)
+    requires = (name_triggers([LEGACY, MODERN])[0],)
     deprecated_in = "0.4.4"
     removed_in = "0.4.11"
     replacement_since = "0.4.1"

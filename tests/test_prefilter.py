@@ -1,0 +1,97 @@
+"""The byte prefilter (``Rule.triggers`` and ``Rule.requires``) never hides a finding, and is precise.
+
+Every fixture (before and after the fix) and every rule example is analysed with all rules and
+no prefilter; each finding's rule must want the file's bytes, so check and fix, which run behind
+the prefilter, see everything the rules would report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jaxmigrate.engine.pipeline import active_rules, analyse
+from jaxmigrate.rules import ALL_RULES, BY_CODE
+from jaxmigrate.rules.names import name_triggers
+from tests.conftest import run
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+TEXTS = [pytest.param(p.read_text(), id=f"{p.parent.parent.name}/{p.parent.name}/{p.name}")
+         for p in sorted(FIXTURES.glob("*/*/*.py"))]
+TEXTS += [pytest.param(ex.before, id=f"{rule.code}-example-{i}")
+          for rule in ALL_RULES for i, ex in enumerate(rule.examples)]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_prefilter_keeps_every_finding(text):
+    for target in (None, (0, 4, 20)):
+        unfiltered = analyse(text, "example.py", ALL_RULES, target)
+        data = text.encode()
+        for finding in unfiltered:
+            assert BY_CODE[finding.code].wants(data), finding
+        assert run(text, fix=False, target=target).findings == unfiltered
+
+
+def test_name_triggers_cover_canonical_spellings():
+    triggers, requires = name_triggers(["jax.experimental.pjit.with_sharding_constraint"])
+    assert triggers == (b"with_sharding_constraint",)
+    assert set(requires) == {b"pjit"}  # jax._src.pjit.with_sharding_constraint resolves to it too
+    assert name_triggers(["jax.sharding.MeshPspecSharding"]) == ((b"MeshPspecSharding",), (b"MeshPspecSharding",))
+
+
+CLEAN = '''\
+# Licensed under the Apache License, Version 2.0; distributed on an "AS IS" BASIS.
+import jax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+
+def shard(x, mesh: Mesh):
+    if jax.process_index() == 0:
+        print("sharding over", mesh.axis_names)
+    return jax.device_put(x, NamedSharding(mesh, P("data")))
+'''
+
+
+def test_modern_code_is_decided_from_bytes():
+    assert active_rules(CLEAN.encode(), ALL_RULES) == []
+
+
+@pytest.mark.parametrize("code,text", [
+    ("JM504", BY_CODE["JM504"].examples[0].before),
+    ("JM201", "from jax.experimental import PartitionSpec\n"),
+    ("JM201", "from jax._src.pjit import with_sharding_constraint\n"),
+    ("JM203", "from jax.experimental.maps import xmap\n"),
+    ("JM102", "from jax.experimental.pjit import with_sharding_constraint as wsc\ny = wsc(x, axis_resources=s)\n"),
+])
+def test_legacy_code_passes(code, text):
+    assert BY_CODE[code].wants(text.encode())
+    assert code in {f.code for f in analyse(text, "example.py", ALL_RULES)}
+
+
+TREE_SPELLINGS = [
+    "import jax\nx = jax.tree_map(f, y)\n",
+    "from jax import (\n    random,  # keys\n    tree_map,\n)\nx = tree_map(f, y)\n",
+    "from jax import random, \\\n    tree_leaves\nx = tree_leaves(y)\n",
+    "import os, jax as J\nx = J.tree_leaves(y)\n",
+    "import jax\nj = (jax)\nx = j.tree_map(f, y)\n",
+    "import jax\nx = (jax  # c\n     .  # d\n     tree_map)(f, y)\n",
+    "import jax\nx = jax.\\\n    tree_map(f, y)\n",
+]
+CURRENT_TREE = [
+    "import jax\nx = jax.tree_util.tree_map(f, y)\n",
+    "from jax.tree_util import tree_map\nfrom jax import random\ntree_map(f, x)\n",
+    "import jax.tree_util as jtu\nx = jtu.tree_map(f, y)\n",
+]
+
+
+@pytest.mark.parametrize("text", TREE_SPELLINGS)
+def test_every_spelling_of_a_tree_alias_passes(text):
+    assert BY_CODE["JM601"].wants(text.encode())
+    assert "JM601" in {f.code for f in analyse(text, "example.py", ALL_RULES)}
+
+
+@pytest.mark.parametrize("text", CURRENT_TREE)
+def test_current_tree_util_is_decided_from_bytes(text):
+    assert not BY_CODE["JM601"].wants(text.encode())
+    assert analyse(text, "example.py", ALL_RULES) == []
