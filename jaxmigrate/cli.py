@@ -32,7 +32,7 @@ def common_options(func):
         click.option("--target-jax", default=None, metavar="VERSION|latest|auto",
                      help="The JAX version the code should run on; auto: the installed jax, else a `jax==` pin of "
                           "the project [default: latest, or target-jax in pyproject.toml]."),
-        click.option("--no-cache", is_flag=True, help="Do not read or write the result cache."),
+        click.option("--no-cache", is_flag=True, help="Do not read or write the result cache (.jaxmigrate_cache/ in the project root)."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: CPU count]."),
         click.option("--format", "output_format", type=click.Choice(["text", "json", "github", "sarif"]), default="text",
                      show_default=True, help="github: workflow annotations; sarif: SARIF 2.1.0 for code scanning."),
@@ -56,7 +56,7 @@ def main() -> None:
     """
 
 
-def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, unsafe_fixes: bool):
+def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, unsafe_fixes: bool, no_cache: bool):
     """Run the engine with the command line's options over [tool.jaxmigrate]'s (the command line wins)."""
     from jaxmigrate.engine import config as config_file
     from jaxmigrate.engine.discovery import discover
@@ -90,10 +90,17 @@ def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, uns
     settings = Settings(tuple(r.code for r in rules), fix=fix, write=write, unsafe_fixes=unsafe_fixes or config.unsafe_fixes,
                         target=target, per_file_ignores=per_file,
                         config_root=str(config.root) if config.root else None)
+    cache = None
+    if not no_cache:
+        from pathlib import Path
+
+        from jaxmigrate.engine.cache import Cache
+
+        cache = Cache(config.root or Path.cwd())
     from jaxmigrate.reporting.terminal import progress
 
     with progress(len(files)) as update:
-        return run(files, settings, jobs, progress=update), missing
+        return run(files, settings, jobs, progress=update, cache=cache), missing
 
 
 @main.command()
@@ -102,7 +109,8 @@ def check(paths, select, ignore, target_jax, no_cache, jobs, output_format, outp
     """Report deprecated JAX API uses. Exit 0: none, 1: findings, 2: errors."""
     from jaxmigrate.reporting import render
 
-    results, missing = _run(paths, select, ignore, target_jax, jobs, fix=False, write=False, unsafe_fixes=False)
+    results, missing = _run(paths, select, ignore, target_jax, jobs, fix=False, write=False, unsafe_fixes=False,
+                            no_cache=no_cache)
     render.findings(results, output_format, mode="check", output_file=output_file, show_statistics=show_statistics)
     sys.exit(_exit_code(results, missing, exit_zero))
 
@@ -131,7 +139,7 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
     if verify_fixes:
         _require_jax()
     results, missing = _run(paths, select, ignore, target_jax, jobs, fix=True, write=not (diff or verify_fixes),
-                            unsafe_fixes=unsafe_fixes)
+                            unsafe_fixes=unsafe_fixes, no_cache=no_cache)
     if verify_fixes:
         from jaxmigrate.verify.gate import verify_and_write
 

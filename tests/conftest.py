@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+import pytest
+
 from jaxmigrate.engine.pipeline import Outcome, Settings, transform
 from jaxmigrate.rules import ALL_RULES
 
@@ -23,3 +25,10 @@ def run(text: str, codes=None, *, fix: bool = True, unsafe: bool = False, target
 def assert_parses(text: str) -> None:
     """Parses and compiles (compile also rejects e.g. a repeated keyword argument)."""
     compile(text, "<fixed>", "exec", dont_inherit=True)
+
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    """Each test's command-line runs cache into a folder of their own, never the repository."""
+    monkeypatch.setenv("JAXMIGRATE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))

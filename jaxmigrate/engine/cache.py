@@ -1,0 +1,114 @@
+"""The result cache: what ``check`` found in a file, keyed by everything that decides it.
+
+``.jaxmigrate_cache/`` in the project root (the folder of the configuration, else the working
+directory; ``JAXMIGRATE_CACHE_DIR`` names another folder) holds one file per tool fingerprint: the version plus the size and modification time
+of every module of jaxmigrate itself, so an edited checkout never reads old results. Inside, each
+file path maps to ``(key, findings)``; the key hashes the file's bytes and the settings that
+decide its findings (rule codes after per-file-ignores, target JAX, notebook or module). Fix
+safety and ``--unsafe-fixes`` do not change what a file contains, so ``fix`` reuses the entries
+``check`` wrote to skip files with nothing to report. A changed file or setting gives another key
+and the entry is recomputed; a damaged cache file is ignored. Writes are atomic, and the folder
+carries a ``.gitignore`` of ``*`` so that it never shows up in version control.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from jaxmigrate import __version__
+from jaxmigrate.engine.writer import write_atomic
+from jaxmigrate.rules.base import Finding, Fix
+
+FOLDER = ".jaxmigrate_cache"
+_MAGIC = b"JMC1"
+_DIGEST = 16
+
+
+def _fingerprint() -> str:
+    """The tool version and a digest of jaxmigrate's own modules (names, sizes, modification times)."""
+    h = hashlib.blake2b(__version__.encode(), digest_size=8)
+    package = Path(__file__).resolve().parent.parent
+    for folder, dirs, names in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(n for n in names if n.endswith(".py")):
+            st = os.stat(os.path.join(folder, name))
+            h.update(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return f"{__version__}-{h.hexdigest()}"
+
+
+def entry_key(data: bytes, rule_codes: Tuple[str, ...], target, display: str) -> bytes:
+    """The key of one file's findings: its bytes and the settings that decide them."""
+    h = hashlib.blake2b(data, digest_size=_DIGEST)
+    h.update(repr((rule_codes, target, display.endswith(".ipynb"))).encode())
+    return h.digest()
+
+
+def _pack(findings: List[Finding]) -> list:
+    return [(f.code, f.message, f.line, f.column, f.end_line, f.end_column, f.fix_safety, f.suggestion) for f in findings]
+
+
+def _unpack(rows: list) -> List[Finding]:
+    # a cached finding keeps what is reported (fixable, fix safety); its edits are recomputed by `fix`
+    return [Finding(code, message, line, col, end_line, end_col, Fix(safety) if safety else None, suggestion)
+            for code, message, line, col, end_line, end_col, safety, suggestion in rows]
+
+
+class Cache:
+    """Entries of one project for this tool fingerprint; ``save`` writes them back if they changed."""
+
+    def __init__(self, root: Path) -> None:
+        self.folder = Path(os.environ.get("JAXMIGRATE_CACHE_DIR") or Path(root) / FOLDER)
+        self.path = self.folder / f"{_fingerprint()}.cache"
+        self.entries: Dict[str, Tuple[bytes, list]] = self._load()
+        self.dirty = False
+
+    def _load(self) -> Dict[str, Tuple[bytes, list]]:
+        try:
+            blob = self.path.read_bytes()
+        except OSError:
+            return {}
+        head, checksum, payload = blob[:4], blob[4:4 + _DIGEST], blob[4 + _DIGEST:]
+        if head != _MAGIC or hashlib.blake2b(payload, digest_size=_DIGEST).digest() != checksum:
+            return {}  # damaged or from another format: start afresh
+        try:
+            entries = marshal.loads(payload)
+        except (ValueError, EOFError, TypeError):
+            return {}
+        return entries if isinstance(entries, dict) else {}
+
+    def get(self, path: Path, key: bytes) -> Optional[List[Finding]]:
+        """The findings stored for ``path`` under exactly this key, else None."""
+        entry = self.entries.get(os.path.abspath(path))
+        if entry is None or entry[0] != key:
+            return None
+        try:
+            return _unpack(entry[1])
+        except (TypeError, ValueError):
+            return None
+
+    def put(self, path: Path, key: bytes, findings: List[Finding]) -> None:
+        self.entries[os.path.abspath(path)] = (key, _pack(findings))
+        self.dirty = True
+
+    def save(self) -> None:
+        """Write the entries atomically (never fails the run: a cache that cannot be written is skipped)."""
+        if not self.dirty:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# written by jaxmigrate\n*\n")
+            for old in self.folder.glob("*.cache"):  # results of other jaxmigrate versions
+                if old != self.path:
+                    old.unlink(missing_ok=True)
+            payload = marshal.dumps(self.entries)
+            checksum = hashlib.blake2b(payload, digest_size=_DIGEST).digest()
+            write_atomic(self.path, _MAGIC + checksum + payload, durable=False)
+        except OSError:
+            pass
+        self.dirty = False

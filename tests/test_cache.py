@@ -1,0 +1,134 @@
+"""The result cache serves a file's findings only for the same bytes, settings and tool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jaxmigrate.engine import cache as cache_module
+from jaxmigrate.engine import runner
+from jaxmigrate.engine.cache import Cache
+from jaxmigrate.engine.discovery import SourceFile
+from jaxmigrate.engine.pipeline import Settings
+from jaxmigrate.rules import ALL_RULES
+from tests.test_cli import CLEAN, LEGACY, MANUAL, invoke
+
+ALL = tuple(r.code for r in ALL_RULES)
+
+
+def _check(tmp_path: Path, files, settings=None, cache=None):
+    cache = cache if cache is not None else Cache(tmp_path)
+    return runner.run([SourceFile(f, f.name) for f in files], settings or Settings(ALL), jobs=1, cache=cache)
+
+
+def _no_analysis(monkeypatch):
+    """Make every analysis fail loudly: what still comes out was served from the cache."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("analysed although cached")
+    monkeypatch.setattr(runner, "process", refuse)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.delenv("JAXMIGRATE_CACHE_DIR")
+    (tmp_path / "legacy.py").write_text(LEGACY)
+    (tmp_path / "manual.py").write_text(MANUAL)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    return tmp_path
+
+
+def test_second_run_is_served_from_the_cache(project, monkeypatch):
+    files = sorted(project.glob("*.py"))
+    first = _check(project, files)
+    assert (project / ".jaxmigrate_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
+    _no_analysis(monkeypatch)
+    second = _check(project, files)
+    assert [(r.path, r.findings) for r in second] == [(r.path, r.findings) for r in first]
+    assert [f.fix_safety for r in second for f in r.findings] == [f.fix_safety for r in first for f in r.findings]
+
+
+def test_changed_content_is_analysed_again(project):
+    legacy = project / "legacy.py"
+    assert _check(project, [legacy])[0].findings
+    legacy.write_text(CLEAN)
+    assert _check(project, [legacy])[0].findings == []
+    legacy.write_text(LEGACY + "g = pjit(abs, in_axis_resources=None)\n")
+    assert len(_check(project, [legacy])[0].findings) == 3
+
+
+def test_changed_settings_are_analysed_again(project):
+    legacy = project / "legacy.py"
+    assert _check(project, [legacy])[0].findings
+    assert _check(project, [legacy], Settings(("JM102",)))[0].findings == []
+    assert _check(project, [legacy], Settings(ALL, target=(0, 4, 1)))[0].findings
+
+
+def test_per_file_ignores_are_part_of_the_key(project):
+    legacy = project / "legacy.py"
+    assert _check(project, [legacy])[0].findings
+    ignoring = Settings(ALL, per_file_ignores=(("legacy.py", ("JM1",)),), config_root=str(project))
+    assert _check(project, [legacy], ignoring)[0].findings == []
+
+
+def test_a_damaged_cache_file_is_ignored_and_replaced(project):
+    legacy = project / "legacy.py"
+    expected = _check(project, [legacy])[0].findings
+    cached = Cache(project)
+    for damage in (b"", b"JMC1" + b"\0" * 40, cached.path.read_bytes()[:-3]):
+        cached.path.write_bytes(damage)
+        assert Cache(project).entries == {}
+        assert _check(project, [legacy])[0].findings == expected
+    assert Cache(project).entries
+
+
+def test_another_tool_version_does_not_read_old_results(project, monkeypatch):
+    _check(project, [project / "legacy.py"])
+    monkeypatch.setattr(cache_module, "__version__", "999.0")
+    assert Cache(project).entries == {}
+
+
+def test_fix_uses_the_cache_only_to_skip_clean_files(project):
+    _check(project, sorted(project.glob("*.py")))  # fills the cache: legacy has findings
+    results = runner.run([SourceFile(project / "legacy.py", "legacy.py")], Settings(ALL, fix=True), jobs=1,
+                         cache=Cache(project))
+    assert results[0].changed and results[0].fixes_applied == 2
+    assert "in_shardings" in (project / "legacy.py").read_text()
+
+
+def test_cli_writes_the_cache_in_the_project_root_and_no_cache_skips_it(project):
+    (project / "pyproject.toml").write_text("[tool.jaxmigrate]\nselect = ['JM']\n")
+    sub = project / "sub"
+    sub.mkdir()
+    (sub / "more.py").write_text(LEGACY)
+    first = invoke("check", str(sub), "--no-cache")
+    assert first.exit_code == 1 and not (project / ".jaxmigrate_cache").exists()
+    cached = invoke("check", str(sub))
+    assert (project / ".jaxmigrate_cache").is_dir() and not (sub / ".jaxmigrate_cache").exists()
+    again = invoke("check", str(sub))
+    assert first.output == cached.output == again.output
+
+
+def test_cache_dir_from_the_environment(project, monkeypatch, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    monkeypatch.setenv("JAXMIGRATE_CACHE_DIR", str(elsewhere))
+    _check(project, [project / "legacy.py"])
+    assert list(elsewhere.glob("*.cache")) and not (project / ".jaxmigrate_cache").exists()
+
+
+def test_a_file_edited_during_the_run_is_cached_under_what_was_analysed(project, monkeypatch):
+    legacy = project / "legacy.py"
+    original_read = Path.read_bytes
+    state = {"reads": 0, "editing": True}
+
+    def read_bytes(self):  # the worker's read sees an edited file; the first read saw the old one
+        if self == legacy and state["editing"]:
+            state["reads"] += 1
+            if state["reads"] > 1:
+                return CLEAN.encode()
+        return original_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    assert _check(project, [legacy])[0].findings == []
+    state["editing"] = False
+    assert _check(project, [legacy])[0].findings  # the old bytes were never cached as clean
