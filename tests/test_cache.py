@@ -116,19 +116,17 @@ def test_cache_dir_from_the_environment(project, monkeypatch, tmp_path_factory):
     assert list(elsewhere.glob("*.cache")) and not (project / ".jaxmigrate_cache").exists()
 
 
-def test_a_file_edited_during_the_run_is_cached_under_what_was_analysed(project, monkeypatch):
+def test_each_file_is_read_once_and_cached_under_those_bytes(project, monkeypatch):
     legacy = project / "legacy.py"
     original_read = Path.read_bytes
-    state = {"reads": 0, "editing": True}
+    reads = []
 
-    def read_bytes(self):  # the worker's read sees an edited file; the first read saw the old one
-        if self == legacy and state["editing"]:
-            state["reads"] += 1
-            if state["reads"] > 1:
-                return CLEAN.encode()
+    def read_bytes(self):
+        reads.append(self)
         return original_read(self)
 
     monkeypatch.setattr(Path, "read_bytes", read_bytes)
-    assert _check(project, [legacy])[0].findings == []
-    state["editing"] = False
-    assert _check(project, [legacy])[0].findings  # the old bytes were never cached as clean
+    _check(project, [legacy])
+    assert [r for r in reads if r.suffix == ".py"] == [legacy]  # prefilter, cache key and analysis all see the same bytes
+    key, _ = Cache(project).entries[str(legacy.resolve())]
+    assert key == cache_module.entry_key(LEGACY.encode(), ALL, None, "legacy.py")

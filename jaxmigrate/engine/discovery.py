@@ -30,33 +30,48 @@ def _display(path: Path) -> str:
     return str(path) if rel.startswith(os.pardir) else rel
 
 
+def _relative(path: str, cwd: str) -> str:
+    """``_display`` for an absolute, normalised path, without a system call per file."""
+    prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep
+    return path[len(prefix):] if path.startswith(prefix) else path
+
+
 class _Ignores:
-    """The ``.gitignore`` files that apply to a folder: its own and every parent's up to the repo root."""
+    """The ``.gitignore`` files that apply to a folder: its own and every parent's up to the repo root.
+
+    Works on absolute path strings; the chain of specs is computed once per folder."""
 
     def __init__(self) -> None:
-        self._cache: Dict[Path, Optional[pathspec.GitIgnoreSpec]] = {}
+        self._chains: Dict[str, List[Tuple[str, pathspec.GitIgnoreSpec]]] = {}
 
-    def _spec(self, folder: Path) -> Optional[pathspec.GitIgnoreSpec]:
-        if folder not in self._cache:
-            gi = folder / ".gitignore"
-            spec = None
-            if gi.is_file():
-                try:
-                    spec = pathspec.GitIgnoreSpec.from_lines(gi.read_text(errors="replace").splitlines())
-                except (OSError, ValueError):
-                    spec = None
-            self._cache[folder] = spec
-        return self._cache[folder]
+    @staticmethod
+    def _spec(folder: str) -> Optional[pathspec.GitIgnoreSpec]:
+        gi = os.path.join(folder, ".gitignore")
+        if not os.path.isfile(gi):
+            return None
+        try:
+            with open(gi, encoding="utf-8", errors="replace") as handle:
+                return pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+        except (OSError, ValueError):
+            return None
 
-    def ignored(self, path: Path, is_dir: bool) -> bool:
-        for folder in path.parents:
+    def _chain(self, folder: str) -> List[Tuple[str, pathspec.GitIgnoreSpec]]:
+        """(folder, spec) for the folder and its parents, nearest first, up to the one holding ``.git``."""
+        chain = self._chains.get(folder)
+        if chain is None:
             spec = self._spec(folder)
-            if spec is not None:
-                rel = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
-                if spec.match_file(rel):
-                    return True
-            if (folder / ".git").exists():
-                break
+            chain = [(folder, spec)] if spec is not None else []
+            parent = os.path.dirname(folder)
+            if parent != folder and not os.path.exists(os.path.join(folder, ".git")):
+                chain = chain + self._chain(parent)
+            self._chains[folder] = chain
+        return chain
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        for folder, spec in self._chain(os.path.dirname(path)):
+            rel = os.path.relpath(path, folder).replace(os.sep, "/") + ("/" if is_dir else "")
+            if spec.match_file(rel):
+                return True
         return False
 
 
@@ -99,25 +114,39 @@ def discover(paths: Sequence[str], *, root: Optional[Path] = None, exclude: Opti
         if top.is_file():  # named explicitly: always taken, like ruff
             found.setdefault(top.resolve(), SourceFile(top, _display(top)))
             continue
-        for file in _walk(top.absolute(), ignores, excludes):
-            found.setdefault(file.resolve(), SourceFile(file, _display(file)))
+        cwd = os.getcwd()
+        for path, real in _walk(os.path.abspath(raw), ignores, excludes):
+            found.setdefault(Path(real), SourceFile(Path(path), _relative(path, cwd)))
     return sorted(found.values(), key=lambda f: f.display), missing
 
 
-def _walk(root: Path, ignores: _Ignores, excludes: _Excludes) -> Iterator[Path]:
+def _walk(root: str, ignores: _Ignores, excludes: _Excludes) -> Iterator[Tuple[str, str]]:
+    """(path, real path) of each source file below ``root``, folders and files in sorted order."""
     seen_dirs = set()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
-        here = Path(dirpath)
-        real = os.path.realpath(dirpath)
+
+    def walk(folder: str) -> Iterator[Tuple[str, str]]:
+        real = os.path.realpath(folder)
         if real in seen_dirs:  # a symlink loop or a second way to the same folder
-            dirnames[:] = []
-            continue
+            return
         seen_dirs.add(real)
-        dirnames[:] = sorted(
-            d for d in dirnames if not excludes.excluded(here / d, True) and not ignores.ignored(here / d, True)
-        )
-        for name in sorted(filenames):
-            if name.endswith((".py", ".ipynb")):
-                path = here / name
-                if path.is_file() and not excludes.excluded(path, False) and not ignores.ignored(path, False):
-                    yield path
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return
+        dirs = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if not excludes.excluded(Path(entry.path), True) and not ignores.ignored(entry.path, True):
+                    dirs.append(entry.path)
+            elif entry.name.endswith((".py", ".ipynb")) and entry.is_file():
+                if not excludes.excluded(Path(entry.path), False) and not ignores.ignored(entry.path, False):
+                    yield entry.path, os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real, entry.name)
+        for sub in dirs:
+            yield from walk(sub)
+
+    yield from walk(root)

@@ -13,6 +13,8 @@ from jaxmigrate.rules.base import Edit, ImportRef
 from jaxmigrate.rules.names import Resolver
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+# shared singleton nodes (`Load()`, `Add()`, ...) that no rule looks up: not indexed
+_OPERATORS = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 N = TypeVar("N", bound=ast.AST)
 
 
@@ -46,11 +48,12 @@ class FileContext:
             for name in node._fields:
                 value = getattr(node, name, None)
                 if isinstance(value, ast.AST):
-                    parents[id(value)] = node
-                    push(value)
+                    if not isinstance(value, _OPERATORS):
+                        parents[id(value)] = node
+                        push(value)
                 elif isinstance(value, list):
                     for item in value:
-                        if isinstance(item, ast.AST):
+                        if isinstance(item, ast.AST) and not isinstance(item, _OPERATORS):
                             parents[id(item)] = node
                             push(item)
         self.__dict__["_nodes_by_type"], self.__dict__["parents"] = index, parents

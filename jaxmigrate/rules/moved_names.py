@@ -9,7 +9,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
 from jaxmigrate.rules.context import FileContext
 from jaxmigrate.rules.moves import BY_OLD, MOVES, REMOVED_MODULES, Move, applies, best_for_uses
-from jaxmigrate.rules.names import canonical, module_attribute_pattern, name_triggers
+from jaxmigrate.rules.names import canonical, module_attribute_patterns, name_triggers
 from jaxmigrate.rules.statements import delete_statement, render_without_names, replace_statement
 
 
@@ -404,7 +404,7 @@ class TreeAliases(MovedName):
     triggers = name_triggers([m.old for m in MOVES if m.family == "tree"])[0]
     # `jax.tree_util.tree_map` is current: the prefilter wants `jax.tree_map`, `from jax import tree_map`, ...
     requires = ()
-    _spelled = module_attribute_pattern("jax", triggers)
+    _spelled = module_attribute_patterns("jax", triggers)
     deprecated_in = "0.4.26"
     removed_in = "0.6.0"
     replacement_since = "0.4.25"
@@ -412,7 +412,7 @@ class TreeAliases(MovedName):
 
     @classmethod
     def wants(cls, data: bytes) -> bool:
-        return super().wants(data) and cls._spelled.search(data) is not None
+        return super().wants(data) and any(p.search(data) for p in cls._spelled)
     examples = (
         Example(
             snippet("""

@@ -67,20 +67,22 @@ def name_triggers(qualnames: Iterable[str]) -> Tuple[Tuple[bytes, ...], Tuple[by
     return tuple(sorted(last)), tuple(sorted(module))
 
 
-def module_attribute_pattern(module: str, names: Iterable[bytes]) -> "re.Pattern[bytes]":
+def module_attribute_patterns(module: str, names: Iterable[bytes]) -> "Tuple[re.Pattern[bytes], ...]":
     """Bytes that can make the resolver see ``module.<one of names>``, for a top-level ``module``.
 
     Such a name resolves only through ``module.name`` (spaces, backslash continuations, a closing
     parenthesis or comments around the dot allowed), ``from module import ... name`` (one
     statement), or an alias of the module (``import module as m``, ``m = module``).
-    ``jax.tree_util.tree_map`` and ``from jax.tree_util import tree_map`` match none."""
+    ``jax.tree_util.tree_map`` and ``from jax.tree_util import tree_map`` match none. One pattern
+    per form, each starting with a literal: a search skips ahead on it (one alternation is 15x slower)."""
     mod = re.escape(module.encode())
     alternatives = b"|".join(re.escape(n) for n in names)
-    return re.compile(
-        rb"\b" + mod + rb"[\s\\)]*\.(?:[\s\\]|#[^\n]*)*(?:" + alternatives + rb")\b"
-        rb"|\bfrom[\s\\]+" + mod + rb"[\s\\]+import\b(?:[ \t]|\\\r?\n)*"
-        rb"(?:\((?:[\w\s,\\]|#[^\n]*)*?|(?:[\w \t,]|\\\r?\n)*?)\b(?:" + alternatives + rb")\b"
-        rb"|\b" + mod + rb"[\s\\]+as\b|=[\s\\(]*" + mod + rb"\b(?![\s\\)]*\.)"
+    return (
+        re.compile(mod + rb"[\s\\)]*\.(?:[\s\\]|#[^\n]*)*(?:" + alternatives + rb")\b"),
+        re.compile(rb"from[\s\\]+" + mod + rb"[\s\\]+import\b(?:[ \t]|\\\r?\n)*"
+                   rb"(?:\((?:[\w\s,\\]|#[^\n]*)*?|(?:[\w \t,]|\\\r?\n)*?)\b(?:" + alternatives + rb")\b"),
+        re.compile(mod + rb"[\s\\]+as\b"),
+        re.compile(rb"=[\s\\(]*" + mod + rb"\b(?![\s\\)]*\.)"),
     )
 
 
@@ -114,8 +116,29 @@ def _dotted(node: ast.AST) -> Optional[List[str]]:
     return None
 
 
+# Leaf node kinds that bind nothing and hold no name: the walks below never descend into them.
+LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop, ast.Constant)
+
+
 class _Binder(ast.NodeVisitor):
     """Collects bindings per scope and remembers the scope of every Name node."""
+
+    def visit(self, node: ast.AST) -> None:  # NodeVisitor's, with the method lookup cached per class
+        method = _DISPATCH.get(node.__class__)
+        if method is None:
+            method = _DISPATCH[node.__class__] = getattr(_Binder, "visit_" + node.__class__.__name__, _Binder.generic_visit)
+        method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        visit = self.visit
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST) and not isinstance(item, LEAVES):
+                        visit(item)
+            elif isinstance(value, ast.AST) and not isinstance(value, LEAVES):
+                visit(value)
 
     def __init__(self, module: ast.Module) -> None:
         self.module_scope = Scope(module, None, "module")
@@ -242,6 +265,9 @@ class _Binder(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         self.scope_of[id(node)] = self.scope
+
+
+_DISPATCH: Dict[type, object] = {}
 
 
 class Resolver:
