@@ -6,6 +6,8 @@ it again on the result until nothing is left to apply, as ruff's fix loop does.
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Iterable, List, Sequence, Tuple
 
 from jaxmigrate.engine.imports import fix_imports
@@ -61,12 +63,71 @@ def _apply_text_edits(source: str, edits: Iterable) -> str:
 
 
 def _apply_statement_edits(source: str, edits: Sequence[StatementEdit]) -> str:
-    """Run each edit's transform on the statement that starts at its position (LibCST, imported
-    here only: it costs 0.17 s, which a check or a fix without statement edits never pays)."""
+    """Run each edit's transform on the statement that starts at its position.
+
+    LibCST parses only the statement (with the comment and blank lines just above it, which
+    LibCST attaches to it), not the module: on a 3,500-line test module that is 50x less work.
+    An indented statement is parsed inside an ``if 1:`` block with its own indentation, so the
+    re-indented lines come out exactly as in the module. LibCST is imported here only: it costs
+    0.17 s, which a check or a fix without statement edits never pays."""
+    from jaxmigrate.rules.context import FileContext
+
+    ctx = FileContext(source)
+    by_position = {(e.line, e.column): e for e in edits}
+    targets = sorted((n for n in ctx.statements if _position(ctx, n) in by_position), key=lambda n: n.lineno)
+    regions: List[Tuple[ast.stmt, List[StatementEdit]]] = []
+    for node in targets:  # an edit inside another's statement goes with it
+        if regions and node.lineno <= (regions[-1][0].end_lineno or 0):
+            regions[-1][1].append(by_position[_position(ctx, node)])
+        else:
+            regions.append((node, [by_position[_position(ctx, node)]]))
+    if len(targets) != len(by_position):  # a position that starts no statement: let LibCST find it
+        return _edit_module(source, by_position)
+    out = source
+    for node, group in reversed(regions):
+        out = _edit_region(ctx, out, node, group)
+    return out
+
+
+def _position(ctx, node: ast.stmt) -> Tuple[int, int]:
+    return ctx.line_col(ctx.offset(node.lineno, node.col_offset))
+
+
+def _edit_region(ctx, text: str, node: ast.stmt, edits: List[StatementEdit]) -> str:
+    first, last = _region_lines(ctx, node), node.end_lineno or node.lineno
+    start, end = ctx.line_start(first), ctx.line_start(last) + len(ctx.line_text(last))
+    region = ctx.source[start:end]
+    indent = ctx.line_text(node.lineno)[: _position(ctx, node)[1]]
+    if indent.strip():
+        return _edit_module(text, {(e.line, e.column): e for e in edits})
+    shift = first - 1
+    # indented: inside `if 1:`; always a `pass` after it, so that a removed statement leaves a
+    # block (and a module) around it as the whole module would have
+    match = re.search(r"\r\n|\r|\n", region)
+    newline = match.group(0) if match else "\n"
+    header = "if 1:" + newline if indent else ""
+    trailer = ("" if region.endswith(("\n", "\r")) else newline) + indent + "pass" + newline
+    if indent:
+        shift -= 1
+    moved = {(e.line - shift, e.column): e for e in edits}
+    edited = _edit_module(header + region + trailer, moved)
+    if not (edited.startswith(header) and edited.endswith(trailer)):  # not expected: edit the whole module
+        return _edit_module(text, {(e.line, e.column): e for e in edits})
+    return text[:start] + edited[len(header):len(edited) - len(trailer)] + text[end:]
+
+
+def _region_lines(ctx, node: ast.stmt) -> int:
+    """The first line of the statement with the blank and comment lines right above it."""
+    line = node.lineno
+    floor = max((n.end_lineno or 0 for n in ctx.statements if (n.end_lineno or 0) < node.lineno), default=0)
+    while line - 1 > floor and (not ctx.line_text(line - 1).strip() or ctx.line_text(line - 1).lstrip().startswith("#")):
+        line -= 1
+    return line
+
+
+def _edit_module(source: str, by_position) -> str:
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
-
-    by_position = {(e.line, e.column): e for e in edits}
 
     class StatementEditor(cst.CSTTransformer):
         METADATA_DEPENDENCIES = (PositionProvider,)

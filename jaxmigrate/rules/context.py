@@ -63,6 +63,11 @@ class FileContext:
         return self._nodes_by_type.get(kind, [])  # type: ignore[return-value]
 
     @cached_property
+    def statements(self) -> List[ast.stmt]:
+        """Every statement node, in no particular order."""
+        return [n for kind, found in self._nodes_by_type.items() if issubclass(kind, ast.stmt) for n in found]
+
+    @cached_property
     def parents(self) -> Dict[int, ast.AST]:
         self._walk()
         return self.parents
