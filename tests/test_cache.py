@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,21 @@ def test_cache_dir_from_the_environment(project, monkeypatch, tmp_path_factory):
 
 def test_each_file_is_read_once_and_cached_under_those_bytes(project, monkeypatch):
     legacy = project / "legacy.py"
+    reads = _count_reads(monkeypatch)
+    _check(project, [legacy])
+    assert [r for r in reads if r.suffix == ".py"] == [legacy]  # prefilter, cache key and analysis all see the same bytes
+    entry = Cache(project).entries[str(legacy.resolve())]
+    assert entry[0] == cache_module.content_digest(LEGACY.encode())
+    assert entry[1] == cache_module.settings_digest(ALL, None, False)
+
+
+def _age(*paths: Path, seconds: int = 60) -> None:
+    for path in paths:
+        past = path.stat().st_mtime - seconds
+        os.utime(path, (past, past))
+
+
+def _count_reads(monkeypatch) -> list:
     original_read = Path.read_bytes
     reads = []
 
@@ -126,7 +142,34 @@ def test_each_file_is_read_once_and_cached_under_those_bytes(project, monkeypatc
         return original_read(self)
 
     monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    return reads
+
+
+def test_untouched_files_are_not_even_read(project, monkeypatch):
+    files = sorted(project.glob("*.py"))
+    _age(*files)
+    first = _check(project, files)
+    assert len(Cache(project).entries) == 3  # the clean file too: decided once, never read again
+    reads = _count_reads(monkeypatch)
+    _no_analysis(monkeypatch)
+    second = _check(project, files)
+    assert [r for r in reads if r.suffix == ".py"] == []
+    assert [r.findings for r in second] == [r.findings for r in first]
+
+
+def test_an_edit_that_keeps_the_size_is_seen(project):
+    legacy = project / "legacy.py"
+    _age(legacy)
+    assert _check(project, [legacy])[0].findings
+    legacy.write_text(LEGACY.replace("in_axis_resources", "in_shardings_xxxx"))  # same size, new mtime
+    assert legacy.stat().st_size == len(LEGACY)
+    assert [f.code for f in _check(project, [legacy])[0].findings] == ["JM101"]
+
+
+def test_a_recent_file_is_checked_by_content(project, monkeypatch):
+    """Written in the same clock tick as it was read, a file's mtime cannot vouch for it (racy)."""
+    legacy = project / "legacy.py"
+    _check(project, [legacy])  # just written: its mtime is within RACY_NS of the read
+    reads = _count_reads(monkeypatch)
     _check(project, [legacy])
-    assert [r for r in reads if r.suffix == ".py"] == [legacy]  # prefilter, cache key and analysis all see the same bytes
-    key, _ = Cache(project).entries[str(legacy.resolve())]
-    assert key == cache_module.entry_key(LEGACY.encode(), ALL, None, "legacy.py")
+    assert [r for r in reads if r.suffix == ".py"] == [legacy]

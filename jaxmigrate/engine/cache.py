@@ -1,14 +1,17 @@
 """The result cache: what ``check`` found in a file, keyed by everything that decides it.
 
 ``.jaxmigrate_cache/`` in the project root (the folder of the configuration, else the working
-directory; ``JAXMIGRATE_CACHE_DIR`` names another folder) holds one file per tool fingerprint: the version plus the size and modification time
-of every module of jaxmigrate itself, so an edited checkout never reads old results. Inside, each
-file path maps to ``(key, findings)``; the key hashes the file's bytes and the settings that
-decide its findings (rule codes after per-file-ignores, target JAX, notebook or module). Fix
-safety and ``--unsafe-fixes`` do not change what a file contains, so ``fix`` reuses the entries
-``check`` wrote to skip files with nothing to report. A changed file or setting gives another key
-and the entry is recomputed; a damaged cache file is ignored. Writes are atomic, and the folder
-carries a ``.gitignore`` of ``*`` so that it never shows up in version control.
+directory; ``JAXMIGRATE_CACHE_DIR`` names another folder) holds one file per tool fingerprint:
+the version plus the size and modification time of every module of jaxmigrate itself, so an
+edited checkout never reads old results. Inside, each file path maps to an entry: a digest of
+the file's bytes, a digest of the settings that decide its findings (rule codes after
+per-file-ignores, target JAX, notebook or module), the file's ``stat`` when it was read, and the
+findings. A lookup needs the same settings and either the same bytes, or (without reading the
+file) the same size, inode and modification time, trusted only when that time lies well before
+the moment the file was read, as git does against "racy" edits in the same clock tick. Fix safety
+and ``--unsafe-fixes`` do not change what a file contains, so ``fix`` reuses the entries ``check``
+wrote to skip files with nothing to report. A damaged cache file is ignored. Writes are atomic,
+and the folder carries a ``.gitignore`` of ``*``.
 """
 
 from __future__ import annotations
@@ -16,16 +19,28 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+from functools import lru_cache
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from jaxmigrate import __version__
 from jaxmigrate.engine.writer import write_atomic
 from jaxmigrate.rules.base import Finding, Fix
 
 FOLDER = ".jaxmigrate_cache"
-_MAGIC = b"JMC1"
+_MAGIC = b"JMC2"
 _DIGEST = 16
+# A modification time this close to the moment of reading may hide a later edit in the same tick.
+RACY_NS = 2_000_000_000
+
+
+class Key(NamedTuple):
+    """What a result depends on: the bytes, the settings, and the file's stat when it was read."""
+
+    content: bytes
+    settings: bytes
+    stat: Tuple[int, int, int]  # (st_mtime_ns, st_size, st_ino)
+    read_ns: int
 
 
 def _fingerprint() -> str:
@@ -40,11 +55,17 @@ def _fingerprint() -> str:
     return f"{__version__}-{h.hexdigest()}"
 
 
-def entry_key(data: bytes, rule_codes: Tuple[str, ...], target, display: str) -> bytes:
-    """The key of one file's findings: its bytes and the settings that decide them."""
-    h = hashlib.blake2b(data, digest_size=_DIGEST)
-    h.update(repr((rule_codes, target, display.endswith(".ipynb"))).encode())
-    return h.digest()
+@lru_cache(maxsize=None)
+def settings_digest(rule_codes: Tuple[str, ...], target, notebook: bool) -> bytes:
+    return hashlib.blake2b(repr((rule_codes, target, notebook)).encode(), digest_size=_DIGEST).digest()
+
+
+def content_digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=_DIGEST).digest()
+
+
+def stat_of(st: os.stat_result) -> Tuple[int, int, int]:
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _pack(findings: List[Finding]) -> list:
@@ -63,10 +84,10 @@ class Cache:
     def __init__(self, root: Path) -> None:
         self.folder = Path(os.environ.get("JAXMIGRATE_CACHE_DIR") or Path(root) / FOLDER)
         self.path = self.folder / f"{_fingerprint()}.cache"
-        self.entries: Dict[str, Tuple[bytes, list]] = self._load()
+        self.entries: Dict[str, tuple] = self._load()
         self.dirty = False
 
-    def _load(self) -> Dict[str, Tuple[bytes, list]]:
+    def _load(self) -> Dict[str, tuple]:
         try:
             blob = self.path.read_bytes()
         except OSError:
@@ -80,18 +101,31 @@ class Cache:
             return {}
         return entries if isinstance(entries, dict) else {}
 
-    def get(self, path: Path, key: bytes) -> Optional[List[Finding]]:
-        """The findings stored for ``path`` under exactly this key, else None."""
-        entry = self.entries.get(os.path.abspath(path))
-        if entry is None or entry[0] != key:
-            return None
+    def _findings(self, entry) -> Optional[List[Finding]]:
         try:
-            return _unpack(entry[1])
-        except (TypeError, ValueError):
+            return _unpack(entry[4])
+        except (TypeError, ValueError, IndexError):
             return None
 
-    def put(self, path: Path, key: bytes, findings: List[Finding]) -> None:
-        self.entries[os.path.abspath(path)] = (key, _pack(findings))
+    def unchanged(self, path: Path, settings: bytes, stat: Tuple[int, int, int]) -> Optional[List[Finding]]:
+        """The findings for ``path`` if its stat says it was not touched since it was read, else None."""
+        entry = self.entries.get(os.path.abspath(path))
+        try:
+            trusted = entry is not None and entry[1] == settings and tuple(entry[2]) == stat \
+                and stat[0] < entry[3] - RACY_NS
+        except (TypeError, IndexError):
+            return None
+        return self._findings(entry) if trusted else None
+
+    def get(self, path: Path, content: bytes, settings: bytes) -> Optional[List[Finding]]:
+        """The findings stored for ``path`` with exactly these bytes and settings, else None."""
+        entry = self.entries.get(os.path.abspath(path))
+        if entry is None or entry[0] != content or entry[1] != settings:
+            return None
+        return self._findings(entry)
+
+    def put(self, path: Path, key: Key, findings: List[Finding]) -> None:
+        self.entries[os.path.abspath(path)] = (key.content, key.settings, key.stat, key.read_ns, _pack(findings))
         self.dirty = True
 
     def save(self) -> None:

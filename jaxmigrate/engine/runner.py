@@ -1,14 +1,17 @@
 """Run the pipeline over many files, in chunks spread over worker processes.
 
-A chunk is a list of paths: its worker reads each file (no contents go through pipes), decides
-most of them from their bytes (the prefilter) or the cache it inherited, analyses the rest and
-returns the results with the cache key of the bytes it read, so a file edited during the run is
-never cached under its old contents. This process only discovers, collects and saves the cache.
+This process discovers, asks the cache which files are untouched since their results were
+stored (a ``stat`` each, no reading), and hands the other paths to workers in chunks. A worker
+reads each file once (no contents go through pipes), decides most files from their bytes (the
+prefilter) or from the cache by content, analyses the rest, and returns the results with the
+cache key of the bytes it read, so a file edited during the run is never cached under its old
+contents. This process collects and saves the cache.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from jaxmigrate.engine.discovery import SourceFile
@@ -20,33 +23,39 @@ MIN_PARALLEL = 8
 
 _cache = None  # the run's cache, for the chunks (a worker inherits it)
 
-Outcome = Tuple[int, FileResult, Optional[bytes]]
+Outcome = Tuple[int, FileResult, Optional[tuple]]
 
 
-def _key(data: bytes, settings: Settings, file: SourceFile) -> bytes:
-    from jaxmigrate.engine.cache import entry_key
+def _settings_key(settings: Settings, file: SourceFile) -> bytes:
+    from jaxmigrate.engine.cache import settings_digest
 
     effective = settings.for_file(file.path)
-    return entry_key(data, effective.rule_codes, effective.target, file.display)
+    return settings_digest(effective.rule_codes, effective.target, file.display.endswith(".ipynb"))
 
 
-def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optional[bytes]]:
-    """One file: read, prefilter, the cache, analysis (and fix). The key is set when the result
-    should be cached."""
+def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optional[tuple]]:
+    """One file: read, prefilter, the cache, analysis (and fix). Returns the cache key too when
+    ``check`` should store the result."""
+    key = None
     try:
+        st = os.stat(file.path) if _cache is not None else None  # before reading: a later edit shows
+        read_ns = time.time_ns()
         data = file.path.read_bytes()
     except OSError as exc:
         return FileResult(file.display, error=f"could not read: {exc}"), None
-    if not active_rules(data, rules) or skips_file(data):
-        return FileResult(file.display), None
-    key = None
     if _cache is not None:
-        key = _key(data, settings, file)
-        hit = _cache.get(file.path, key)
+        from jaxmigrate.engine.cache import Key, content_digest, stat_of
+
+        key = Key(content_digest(data), _settings_key(settings, file), stat_of(st), read_ns)  # type: ignore[arg-type]
+    store = None if settings.fix else key
+    if not active_rules(data, rules) or skips_file(data):
+        return FileResult(file.display), store
+    if key is not None:
+        hit = _cache.get(file.path, key.content, key.settings)  # type: ignore[union-attr]
         if hit is not None and (not settings.fix or not hit):  # fix: only skip what has nothing to fix
-            return FileResult(file.display, findings=hit), None
+            return FileResult(file.display, findings=hit), store
     result = process(file.path, file.display, settings, data)
-    return result, None if settings.fix or result.error else key
+    return result, None if result.error else store
 
 
 def _chunk(args) -> List[Outcome]:
@@ -62,11 +71,27 @@ def _init(cache) -> None:
     _cache = cache
 
 
-def _chunks(files: Sequence[SourceFile], settings: Settings, jobs: int) -> list:
+def _chunks(indexed: List[Tuple[int, SourceFile]], settings: Settings, jobs: int) -> list:
     """Small chunks for few files (one slow file must not idle a core), bigger ones for many."""
-    size = max(1, min(32, len(files) // (jobs * 16)))
-    indexed = list(enumerate(files))
+    size = max(1, min(32, len(indexed) // (jobs * 16)))
     return [(indexed[i:i + size], settings) for i in range(0, len(indexed), size)]
+
+
+def _untouched(files: Sequence[SourceFile], settings: Settings, cache, results: list) -> List[Tuple[int, SourceFile]]:
+    """Fill in the results the cache has for files not touched since; the others are returned."""
+    from jaxmigrate.engine.cache import stat_of
+
+    pending = []
+    for i, file in enumerate(files):
+        try:
+            hit = cache.unchanged(file.path, _settings_key(settings, file), stat_of(os.stat(file.path)))
+        except OSError:
+            hit = None
+        if hit is not None and (not settings.fix or not hit):
+            results[i] = FileResult(file.display, findings=hit)
+        else:
+            pending.append((i, file))
+    return pending
 
 
 def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = None,
@@ -76,10 +101,11 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
     With a ``cache`` (``engine.cache.Cache``), ``check`` reuses and stores findings; ``fix`` only
     skips the files the cache knows to have nothing to report."""
     results: List[Optional[FileResult]] = [None] * len(files)
+    pending = _untouched(files, settings, cache, results) if cache is not None else list(enumerate(files))
     jobs = jobs or os.cpu_count() or 1
-    chunks = _chunks(files, settings, jobs)
-    done = 0
-    if jobs > 1 and len(files) >= MIN_PARALLEL:
+    chunks = _chunks(pending, settings, jobs)
+    done = len(files) - len(pending)
+    if jobs > 1 and len(pending) >= MIN_PARALLEL:
         from concurrent.futures import ProcessPoolExecutor  # imported only when used: a one-file run skips it
 
         with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_init, initargs=(cache,)) as pool:
