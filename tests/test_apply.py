@@ -91,3 +91,15 @@ def test_only_the_statement_is_parsed(monkeypatch):
     out = run(text)
     assert "if jax" not in out.text and "    return 1\n    return 2\n" in out.text
     assert parsed and all(len(p) < 100 for p in parsed)
+
+
+def test_a_text_parsed_recently_is_not_parsed_again():
+    from jaxmigrate.rules.context import FileContext
+
+    text = "import jax\nx = jax.tree_map(f, y)\n"
+    first = FileContext.of(text, "a.py", None)
+    assert FileContext.of(text, "a.py", None) is first
+    twin = FileContext.of(text, "b.py", (0, 4, 20))
+    assert (twin.path, twin.target) == ("b.py", (0, 4, 20)) and (first.path, first.target) == ("a.py", None)
+    assert twin.tree is first.tree
+    assert FileContext.of(text + "\n").tree is not first.tree

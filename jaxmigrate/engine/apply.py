@@ -72,7 +72,7 @@ def _apply_statement_edits(source: str, edits: Sequence[StatementEdit]) -> str:
     0.17 s, which a check or a fix without statement edits never pays."""
     from jaxmigrate.rules.context import FileContext
 
-    ctx = FileContext(source)
+    ctx = FileContext.of(source)
     by_position = {(e.line, e.column): e for e in edits}
     targets = sorted((n for n in ctx.statements if _position(ctx, n) in by_position), key=lambda n: n.lineno)
     regions: List[Tuple[ast.stmt, List[StatementEdit]]] = []

@@ -30,7 +30,7 @@ def _local(ref: ImportRef) -> str:
 
 
 def _drop_unused(source: str, drops: List[ImportRef]) -> str:
-    ctx = FileContext(source)
+    ctx = FileContext.of(source)
     loaded = {n.id for n in ctx.nodes(ast.Name) if isinstance(n.ctx, ast.Load)}
     dunder_all = _names_in_all(ctx)
     unused = [ref for ref in drops if _local(ref) not in loaded and _local(ref) not in dunder_all]
@@ -63,7 +63,7 @@ def _names_in_all(ctx: FileContext) -> set:
 
 
 def _add(source: str, adds: List[ImportRef]) -> str:
-    ctx = FileContext(source)
+    ctx = FileContext.of(source)
     lines = []
     for ref in adds:
         qual = f"{ref.module}.{ref.name}" if ref.name else ref.module

@@ -82,7 +82,7 @@ def active_rules(data: bytes, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
 
 
 def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None) -> List[Finding]:
-    ctx = FileContext(text, path, target)
+    ctx = FileContext.of(text, path, target)
     findings: List[Finding] = []
     for rule_cls in rules:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import copy
 import re
 from collections import deque
 from functools import cached_property
@@ -19,6 +20,24 @@ N = TypeVar("N", bound=ast.AST)
 
 
 class FileContext:
+    _recent: "List[FileContext]" = []  # the last few parsed sources, for ``of``
+
+    @classmethod
+    def of(cls, source: str, path: str = "<string>", target: Optional[Tuple[int, ...]] = None) -> "FileContext":
+        """A context for ``source``, reusing the tree, index and resolver of a recent context of
+        the same text: a fix round parses the text the analysis parsed, and the analysis after
+        it often the text the import editing parsed last."""
+        for ctx in cls._recent:
+            if ctx.source == source:
+                if (ctx.path, ctx.target) == (path, target):
+                    return ctx
+                twin = copy.copy(ctx)  # shares the parsed state, which depends on the text alone
+                twin.path, twin.target = path, target
+                return twin
+        ctx = cls(source, path, target)
+        cls._recent = [ctx, *cls._recent[:1]]
+        return ctx
+
     def __init__(self, source: str, path: str = "<string>", target: Optional[Tuple[int, ...]] = None) -> None:
         self.source = source
         self.path = path
