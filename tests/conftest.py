@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+import pytest
+
 from jaxmigrate.engine.pipeline import Outcome, Settings, transform
 from jaxmigrate.rules import ALL_RULES
 
@@ -23,3 +25,11 @@ def run(text: str, codes=None, *, fix: bool = True, unsafe: bool = False, target
 def assert_parses(text: str) -> None:
     """Parses and compiles (compile also rejects e.g. a repeated keyword argument)."""
     compile(text, "<fixed>", "exec", dont_inherit=True)
+
+
+@pytest.fixture
+def pinned_target(monkeypatch):
+    """For tests of the engine and its outputs rather than of the rule set: pin the target before
+    pjit's deprecation (0.8.0), so a pjit sample's fix is complete and safe there, whatever
+    current-JAX rules (JM7xx) say about the latest target. Children (pre-commit) inherit it."""
+    monkeypatch.setenv("JAXMIGRATE_TARGET_JAX", "0.7.0")

@@ -62,6 +62,8 @@ BY_DESIGN = {
                                "batched GDA callbacks are reported with the code to write, not rewritten"),
     "JM501/keywords": ("divergent", "global_device_array", "a starred from_callback(*args) is reported, not rewritten"),
     "JM502/reported_forms": ("divergent", "global_device_array", "GDA uses left for a person (reported)"),
+    "JM702/thread_resources_reported": ("divergent", "jax.experimental", "after.py keeps `jax.experimental.maps` "
+                                        "for thread_resources (JM203 reports it)"),
     "JM503/reported_forms": ("divergent", "FROM_GDA", "FROM_GDA in pytrees, variables or without a mesh is reported"),
 }
 

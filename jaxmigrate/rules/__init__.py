@@ -10,7 +10,9 @@ from jaxmigrate.rules.gda_attributes import GdaAttributes
 from jaxmigrate.rules.gda_construction import GdaConstruction
 from jaxmigrate.rules.host_local import HostLocalInputs
 from jaxmigrate.rules.jax_array_config import JaxArrayConfig
+from jaxmigrate.rules.jit import PjitToJit
 from jaxmigrate.rules.live_buffers import LiveBuffers
+from jaxmigrate.rules.mesh_context import MeshContext
 from jaxmigrate.rules.moved_names import MovedName, RemovedMapsApi, TreeAliases
 from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
 from jaxmigrate.rules.shard_map import ShardMap
@@ -29,6 +31,8 @@ ALL_RULES: Sequence[Type[Rule]] = (
     TreeAliases,
     ShardMap,
     GdaAttributes,
+    PjitToJit,
+    MeshContext,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
 

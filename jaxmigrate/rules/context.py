@@ -123,12 +123,13 @@ class FileContext:
             if q in wanted:
                 yield call, q
 
-    def reference(self, qualname: str, at: Optional[ast.AST] = None) -> Tuple[str, Tuple[ImportRef, ...]]:
+    def reference(self, qualname: str, at: Optional[ast.AST] = None, dotted: bool = False) -> Tuple[str, Tuple[ImportRef, ...]]:
         """Source text that names ``qualname`` where ``at`` stands, and the imports it needs.
 
         Reuses a name visible there that is already bound to it (``P`` for PartitionSpec), else
         goes through a visible ``jax`` module, else imports the object under its own name at
-        module level (or ``import jax`` when that name is taken).
+        module level (or ``import jax`` when that name is taken, or when ``dotted`` asks for the
+        idiomatic ``jax.jit`` over ``from jax import jit``).
         """
         resolver = self.resolver
         scope = resolver.scope_of(at) if at is not None else resolver.module_scope
@@ -143,7 +144,7 @@ class FileContext:
             jax_names = sorted(n for n in visible if resolver.resolve_name(n, scope) == "jax")
             if jax_names:
                 return jax_names[0] + qualname[3:], ()
-        if name not in visible and not resolver.bound_in_any_scope(name):
+        if not dotted and name not in visible and not resolver.bound_in_any_scope(name):
             return name, (ImportRef(module, name),)
         root = qualname.split(".")[0]
         return qualname, (ImportRef(root),)
