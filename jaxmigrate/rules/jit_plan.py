@@ -158,6 +158,12 @@ def module_blocker(ctx: FileContext) -> Optional[str]:
         if why:
             line = getattr(use.node, "lineno", 0)
             return f"the pjit on line {line} needs a person"
+    if pjit_uses(ctx):
+        from jaxmigrate.rules.host_local import HostLocalInputs  # JM504 reads pjit calls: it goes first
+
+        host_local = next(iter(HostLocalInputs().check(ctx)), None)
+        if host_local is not None:
+            return f"host-local inputs on line {host_local.line} need their conversion first (JM504)"
     for w in mesh_withs(ctx) if uses_jax(ctx) else ():
         if w.problem:
             return f"the `with` on line {w.statement.lineno} needs a person"
