@@ -33,6 +33,8 @@ SKIP = {
     "JM503/migration_guide": "the migration guide's snippet verbatim: its arrays are placeholder `None`s and "
                              "`out_axis_resources=...` is prose, so neither side is a program (the guide's example "
                              "with real per-process data runs in tests/test_verify_pairs.py)",
+    "JM704/old_target": "after.py is written for --target-jax 0.8.0: `jax.device_put_sharded` is gone from the "
+                        "installed JAX",
     "JM201/opsharding_rename_old_target": "after.py is written for --target-jax 0.4.20: `jax.sharding.GSPMDSharding` "
                                           "is not importable from the installed JAX",
 }
@@ -46,6 +48,8 @@ BY_DESIGN = {
                            "line 26 passes both spellings at once (reported); both sides raise there, every "
                            "observation before it is equal"),
     "JM102/xmap_trap": ("undecidable", "xmap is not emulated", "xmap is not emulated by the legacy runtime"),
+    "JM203/xmap_advice": ("undecidable", "xmap is not emulated", "xmap is reported with the shard_map call to write; "
+                          "the legacy runtime does not emulate xmap"),
     "JM203/xmap_thread_resources": ("undecidable", "xmap is not emulated",
                                     "xmap is not emulated; after.py keeps jax.experimental.maps (reported)"),
     "JM201/mixed_import_split": ("divergent", "No module named 'jax.experimental.maps'",

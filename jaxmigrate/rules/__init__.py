@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Optional, Sequence, Type
 
 from jaxmigrate.rules.base import Rule
+from jaxmigrate.rules.device_put import DevicePutPmap
 from jaxmigrate.rules.from_gda import FromGda
 from jaxmigrate.rules.gda_attributes import GdaAttributes
 from jaxmigrate.rules.gda_construction import GdaConstruction
@@ -33,6 +34,7 @@ ALL_RULES: Sequence[Type[Rule]] = (
     GdaAttributes,
     PjitToJit,
     MeshContext,
+    DevicePutPmap,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
 

@@ -149,6 +149,18 @@ class FileContext:
         root = qualname.split(".")[0]
         return qualname, (ImportRef(root),)
 
+    def module_reference(self, module: str, alias: str, at: Optional[ast.AST] = None) -> Tuple[str, Tuple[ImportRef, ...]]:
+        """A name for ``module`` where ``at`` stands (``np`` for numpy), and the import it needs:
+        a visible import of it, else ``import module as alias``, else ``import module``."""
+        resolver = self.resolver
+        scope = resolver.scope_of(at) if at is not None else resolver.module_scope
+        visible = sorted(n for n in resolver.visible_names(scope) if resolver.resolve_name(n, scope) == module)
+        if visible:
+            return visible[0], ()
+        if alias not in resolver.visible_names(scope) and not resolver.bound_in_any_scope(alias):
+            return alias, (ImportRef(module, None, alias),)
+        return module, (ImportRef(module),)
+
     def root_import(self, root: ast.AST) -> Tuple[ImportRef, ...]:
         """The import that bound the root of a rewritten chain, to drop if it is now unused."""
         while isinstance(root, ast.Attribute):

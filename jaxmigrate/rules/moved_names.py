@@ -8,8 +8,9 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
 from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.moves import BY_OLD, MOVES, REMOVED_MODULES, Move, applies, best_for_uses
+from jaxmigrate.rules.moves import BY_OLD, MOVES, REMOVED_MODULES, Move, applies, best_for_uses, premature
 from jaxmigrate.rules.names import canonical
+from jaxmigrate.rules.xmap_advice import XMAP, shard_map_advice
 from jaxmigrate.rules.statements import delete_statement, render_without_names, replace_statement
 
 
@@ -127,7 +128,7 @@ class MovedName(Rule):
         """The fix for one ``from`` import; names whose replacement the target lacks go to ``blocked``."""
         if node.level or not node.module:
             return None
-        module_move = _module_move(node.module) if self.family == "sharding" else None
+        module_move = _module_move(node.module, ctx.target) if self.family == "sharding" else None
         if module_move is not None:
             new_module = module_move.new + node.module[len(module_move.old):]
             edit = _module_span_edit(ctx, node, node.module, new_module)
@@ -140,7 +141,7 @@ class MovedName(Rule):
             move = self._move(canonical(f"{node.module}.{alias.name}"))
             if move is not None and applies(move, ctx.target):
                 moved.append((alias, move))
-            elif move is not None:
+            elif move is not None and not premature(move, ctx.target):
                 note = f": {move.note}" if move.note else ""
                 blocked.append(self.finding(ctx, alias, f"`{move.old}` no longer exists in JAX and `{move.new}` does not "
                                             f"exist in the target JAX either{note}"))
@@ -175,7 +176,7 @@ class MovedName(Rule):
             if not isinstance(name.ctx, ast.Load):
                 continue
             move = self._move(ctx.qualname(name))
-            if move is not None and not move.module and not applies(move, ctx.target):
+            if move is not None and not move.module and not applies(move, ctx.target) and not premature(move, ctx.target):
                 note = f": {move.note}" if move.note else ""
                 yield self.finding(ctx, name, f"`{name.id}` (`{move.old}`) no longer exists in JAX and `{move.new}` does "
                                    f"not exist in the target JAX either{note}")
@@ -210,7 +211,7 @@ class MovedName(Rule):
     # `import X.Y as Z` -------------------------------------------------------------------
     def _import(self, ctx: FileContext, node: ast.Import) -> Iterator[Finding]:
         for alias in node.names:
-            move = _module_move(alias.name)
+            move = _module_move(alias.name, ctx.target)
             if move is not None:
                 new = move.new + alias.name[len(move.old):]
                 yield self.finding(
@@ -230,6 +231,8 @@ class MovedName(Rule):
         qual = ctx.qualname(node)
         move = self._move(qual)
         if move is None:
+            return None
+        if premature(move, ctx.target):
             return None
         if not applies(move, ctx.target):
             note = f": {move.note}" if move.note else ""
@@ -254,7 +257,11 @@ class RemovedMapsApi(Rule):
     ## What it does
     Reports uses of `jax.experimental.maps` other than `Mesh`/`mesh` (which JM201 rewrites):
     `xmap`, `thread_resources`, `ResourceEnv`, `SerialLoop` and the rest. They have no
-    mechanical replacement.
+    mechanical replacement. An `xmap` call whose `in_axes`, `out_axes` and `axis_resources` are
+    literals is reported with the `jax.shard_map` call to write: the same dimensions partitioned
+    over the same mesh axes (`["batch", ...]` with `{"batch": "dp"}` → `P("dp")`), with a note
+    on what changes inside the function (collectives name mesh axes; named dimensions become
+    blocks).
 
     ## Why is this bad?
     The `jax.experimental.maps` module was deprecated in JAX 0.4.26 and is gone in current
@@ -284,6 +291,22 @@ class RemovedMapsApi(Rule):
             """),
             flagged=True,
         ),
+        Example(
+            snippet("""
+                from jax.experimental import maps
+
+                step = maps.xmap(lambda p, b: p * b, in_axes=(["shard", ...], ["batch", ...]), out_axes=["batch", ...],
+                                 axis_resources={"shard": "mp", "batch": "dp"})
+            """),
+            snippet("""
+                from jax.experimental import maps
+
+                step = maps.xmap(lambda p, b: p * b, in_axes=(["shard", ...], ["batch", ...]), out_axes=["batch", ...],
+                                 axis_resources={"shard": "mp", "batch": "dp"})
+            """),
+            flagged=True,
+            title="an xmap call with literal axes is reported with the shard_map call to write",
+        ),
     )
 
     ADVICE = {
@@ -309,11 +332,23 @@ class RemovedMapsApi(Rule):
                     _uses_of_local(ctx, alias.asname, alias.name) if alias.asname else _module_path_used(ctx, alias.name)
                 ):
                     yield self._module_import(ctx, alias, alias.name)
+        advice = {}  # xmap calls with literal axes: the shard_map call to write
+        for call, _ in ctx.calls_to(XMAP):
+            suggestion = shard_map_advice(call, ctx.text)
+            if suggestion is not None:
+                advice[id(call.func)] = suggestion
+                if isinstance(call.func, ast.Name):  # `from ... import xmap`: the import is reported, the call too
+                    yield self.finding(ctx, call, "`xmap` was removed from JAX: rewrite this call with `jax.shard_map`",
+                                       suggestion=suggestion)
         for node in ctx.nodes(ast.Attribute):
             qual = ctx.qualname(node) or ""
             module, _, name = qual.rpartition(".")
             if module in REMOVED_MODULES and qual not in BY_OLD:
-                yield self._report(ctx, node, module, name)
+                if id(node) in advice:
+                    yield self.finding(ctx, node, f"`{qual}` was removed from JAX: rewrite this call with `jax.shard_map`",
+                                       suggestion=advice[id(node)])
+                else:
+                    yield self._report(ctx, node, module, name)
 
     def _module_import(self, ctx: FileContext, node: ast.AST, module: str) -> Finding:
         return self.finding(ctx, node, f"`{module}` no longer exists: this import fails on current JAX; the uses "
@@ -325,9 +360,10 @@ class RemovedMapsApi(Rule):
 
 
 # helpers -------------------------------------------------------------------------------
-def _module_move(module: str) -> Optional[Move]:
+def _module_move(module: str, target) -> Optional[Move]:
+    """The move of a module path, where the target has the new module (before that, the old one is right)."""
     for move in MOVES:
-        if move.module and (module == move.old or module.startswith(move.old + ".")):
+        if move.module and (module == move.old or module.startswith(move.old + ".")) and applies(move, target):
             return move
     return None
 

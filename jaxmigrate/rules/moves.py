@@ -79,6 +79,11 @@ def applies(move: Move, target: Optional[Tuple[int, ...]]) -> bool:
     return version(move.since) <= target and (move.until is None or target < version(move.until))
 
 
+def premature(move: Move, target: Optional[Tuple[int, ...]]) -> bool:
+    """Whether the target predates the new name: the old one is still the right one there."""
+    return target is not None and target < version(move.since)
+
+
 def best_for_uses(move: Move, target: Optional[Tuple[int, ...]]) -> str:
     """The spelling a dotted use should get for the target: ``prefer`` once it exists, else ``new``."""
     if move.prefer and move.prefer_since and (target is None or target >= version(move.prefer_since)):

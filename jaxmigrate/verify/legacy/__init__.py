@@ -15,7 +15,7 @@ pjit's input/output contract):
   Mesh, thread_resources}``, ``jax.sharding.{MeshPspecSharding, OpShardingSharding}``
   (attributes);
 - the options ``jax_array`` / ``jax_parallel_functions_output_gda`` and ``live_buffers()`` on
-  devices and backends.
+  devices and backends; ``jax.device_put_sharded`` / ``jax.device_put_replicated``.
 
 It is written from the documented legacy behaviour, not from jaxmigrate's rules: the verifier
 compares the legacy program run on this runtime with the migrated program run on plain JAX.
@@ -135,6 +135,10 @@ def install() -> None:
     for parent in (jax.lib, jax._src.lib):  # 0.4.1 imported xla_bridge with jax: plain attribute access works
         name = f"{parent.__name__}.xla_bridge"
         sys.modules[name] = parent.xla_bridge = _MODULES[name](name)
+    from jaxmigrate.verify.legacy import _device_put
+
+    jax.device_put_sharded = _device_put.device_put_sharded
+    jax.device_put_replicated = _device_put.device_put_replicated
     import jax.tree_util
 
     for name in ("tree_map", "tree_flatten", "tree_leaves", "tree_structure", "tree_unflatten", "tree_transpose",
