@@ -9,6 +9,7 @@ from functools import cached_property
 from typing import Dict, Iterator, List, Optional, Tuple, Type, TypeVar
 
 from jaxmigrate.rules.base import Edit, ImportRef
+from jaxmigrate.rules.moves import BY_OLD
 from jaxmigrate.rules.names import Resolver
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -174,6 +175,10 @@ class FileContext:
                 for a in stmt.names:
                     if (a.asname or a.name) == root.id:
                         refs.append(ImportRef(stmt.module, a.name, a.asname))
+                        moved = BY_OLD.get(f"{stmt.module}.{a.name}")
+                        if moved is not None:  # JM201 may rewrite the import in the same run
+                            new_module, _, new_name = moved.new.rpartition(".")
+                            refs.append(ImportRef(new_module, new_name, a.asname or (a.name if a.name != new_name else None)))
             elif isinstance(stmt, ast.Import):
                 for a in stmt.names:
                     if a.asname == root.id:

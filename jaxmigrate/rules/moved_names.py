@@ -8,7 +8,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
 from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.moves import BY_OLD, MOVES, REMOVED_MODULES, Move, applies, best_for_uses, premature
+from jaxmigrate.rules.moves import BY_OLD, MODULE_IMPORTS, MOVES, REMOVED_MODULES, Move, applies, best_for_uses, premature
 from jaxmigrate.rules.names import canonical
 from jaxmigrate.rules.xmap_advice import XMAP, shard_map_advice
 from jaxmigrate.rules.statements import delete_statement, render_without_names, replace_statement
@@ -28,7 +28,9 @@ class MovedName(Rule):
     `jax.experimental.pjit.NamedSharding` and `MeshPspecSharding` → `jax.sharding.NamedSharding`;
     `OpShardingSharding` → `GSPMDSharding` (for targets before 0.6.0, where it still exists);
     `jax.experimental.pjit.with_sharding_constraint` → `jax.lax.with_sharding_constraint`;
-    `jax.experimental.gda_serialization` → `jax.experimental.array_serialization`.
+    `jax.experimental.gda_serialization` → `jax.experimental.array_serialization`;
+    `from jax.config import config` → `from jax import config` and `import jax.config` → `import jax`
+    (the submodule is gone since 0.4.29); `jax.sharding.use_mesh` → `jax.set_mesh` (0.7.1).
 
     An import is rewritten in place (aliases such as `P` or `PS` are kept, and a `from` import
     that mixes moved and other names is split); a dotted use such as `maps.Mesh(...)` is
@@ -45,7 +47,7 @@ class MovedName(Rule):
     name = "moved-sharding-name"
     summary = "moved sharding names (`maps.Mesh`, `experimental.PartitionSpec`, ...) → `jax.sharding`"
     fix_safety = "safe"
-    triggers = (b"experimental", b"pxla", b"MeshPspecSharding", b"OpShardingSharding")
+    triggers = (b"experimental", b"pxla", b"MeshPspecSharding", b"OpShardingSharding", b"jax.config", b"use_mesh")
     deprecated_in = "0.4.4"
     removed_in = "0.4.11"
     replacement_since = "0.4.1"
@@ -138,7 +140,7 @@ class MovedName(Rule):
             return self.finding(ctx, node, f"`{node.module}` moved to `{new_module}`", Fix("safe", edits=(edit,)))
         moved: List[Tuple[ast.alias, Move]] = []
         for alias in node.names:
-            move = self._move(canonical(f"{node.module}.{alias.name}"))
+            move = self._move(f"{node.module}.{alias.name}") or self._move(canonical(f"{node.module}.{alias.name}"))
             if move is not None and applies(move, ctx.target):
                 moved.append((alias, move))
             elif move is not None and not premature(move, ctx.target):
@@ -218,6 +220,9 @@ class MovedName(Rule):
                     ctx, alias, f"`{alias.name}` moved to `{new}`",
                     Fix("safe", edits=(ctx.replace(alias, new + (f" as {alias.asname}" if alias.asname else "")),)),
                 )
+            elif alias.name in MODULE_IMPORTS and not alias.asname and self.family == "sharding":
+                yield drop_import_alias(self, ctx, node, alias, f"the `{alias.name}` submodule was removed in JAX 0.4.29: "
+                                        f"`import {MODULE_IMPORTS[alias.name]}` gives the same names")
             elif alias.name in REMOVED_MODULES:
                 local = alias.asname or alias.name.split(".")[0]
                 if alias.asname and _uses_of_local(ctx, local, alias.name):
@@ -400,7 +405,7 @@ def needs_root(ctx: FileContext, node: ast.Import, root: str) -> bool:
     return True
 
 
-def drop_import_alias(rule: Rule, ctx: FileContext, node: ast.Import, alias: ast.alias) -> Finding:
+def drop_import_alias(rule: Rule, ctx: FileContext, node: ast.Import, alias: ast.alias, message: str = "") -> Finding:
     """Drop an unused ``import`` of a removed module, keeping ``import jax`` if ``jax`` is still used."""
     others = [a for a in node.names if a is not alias]
     needs_jax = not alias.asname and needs_root(ctx, node, alias.name.split(".")[0])
@@ -411,7 +416,7 @@ def drop_import_alias(rule: Rule, ctx: FileContext, node: ast.Import, alias: ast
         edit = ctx.replace(node, "import jax")
     else:
         edit = delete_statement(ctx, node)
-    return rule.finding(ctx, alias, f"`{alias.name}` no longer exists and nothing here uses it any more",
+    return rule.finding(ctx, alias, message or f"`{alias.name}` no longer exists and nothing here uses it any more",
                         Fix("safe", edits=(edit,)))
 
 

@@ -12,7 +12,7 @@ pjit's input/output contract):
   (a ``sys.meta_path`` finder);
 - ``jax.experimental.pjit.{pjit, FROM_GDA, PartitionSpec, NamedSharding, with_sharding_constraint}``,
   ``jax._src.pjit.pjit``, ``jax.experimental.PartitionSpec``, ``jax.interpreters.pxla.{PartitionSpec,
-  Mesh, thread_resources}``, ``jax.sharding.{MeshPspecSharding, OpShardingSharding}``
+  Mesh, thread_resources}``, ``jax.sharding.{MeshPspecSharding, OpShardingSharding, use_mesh}``
   (attributes);
 - the options ``jax_array`` / ``jax_parallel_functions_output_gda`` and ``live_buffers()`` on
   devices and backends; ``jax.device_put_sharded`` / ``jax.device_put_replicated``.
@@ -127,6 +127,8 @@ def install() -> None:
     pxla = jax.interpreters.pxla
     pxla.PartitionSpec, pxla.Mesh, pxla.thread_resources = PartitionSpec, Mesh, _mesh.thread_resources
     jax.sharding.MeshPspecSharding = NamedSharding
+    if not hasattr(jax.sharding, "use_mesh"):  # 0.5.0 to 0.7.0: the name set_mesh had before
+        jax.sharding.use_mesh = jax.set_mesh
     if hasattr(sharding_impls, "GSPMDSharding"):
         jax.sharding.OpShardingSharding = sharding_impls.GSPMDSharding
     import jax._src.lib
