@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigrate[verify]"')
 
-from jaxmigrate.rules import gda, gda_construction, live_buffers, shard_map, sharding_constraint  # noqa: E402
+from jaxmigrate.rules import gda, gda_construction, live_buffers, positional_sharding, shard_map, sharding_constraint  # noqa: E402
 from jaxmigrate.rules.moves import MOVES, applies  # noqa: E402
 
 EMITTED = sorted({
@@ -21,6 +21,7 @@ EMITTED = sorted({
     f"{gda.MULTIHOST_UTILS}.host_local_array_to_global_array",
     f"{gda.MULTIHOST_UTILS}.global_array_to_host_local_array",
     "jax.live_arrays", sharding_constraint.MODERN, "jax.Array", "jax.Shard", shard_map.MODERN,
+    positional_sharding.MESH,
 })
 
 
