@@ -349,7 +349,7 @@ class _Plan:
     def _unstable(self, layout: Layout, at: ast.AST) -> Optional[str]:
         """A name in the inlined source that means something else (or may have changed) at ``at``."""
         resolver = self.ctx.resolver
-        scope = resolver.scope_of(at)
+        scope = resolver.scope_of(_anchor(at))
         for piece in layout.inherited:
             for name in (n for n in ast.walk(piece) if isinstance(n, ast.Name)):
                 here = self.ctx.bindings(name)
@@ -385,7 +385,7 @@ class _Plan:
 
     # output -----------------------------------------------------------------------------------
     def sharding_text(self, layout: Layout, at: ast.expr) -> Tuple[str, Tuple[ImportRef, ...]]:
-        ctx = self.ctx
+        ctx, at = self.ctx, _anchor(at)
         named, imports = ctx.reference(NAMED_SHARDING, at=at)
         mesh, more = ctx.reference(MESH, at=at)
         spec, most = ctx.reference(PARTITION_SPEC, at=at)
@@ -468,6 +468,11 @@ class _Plan:
                 parent = ctx.parent(ref)
                 if not (isinstance(parent, ast.Call) and parent.func is ref):
                     yield rule.finding(ctx, ref, f"{MESSAGE}; the class itself is used here", suggestion="jax.sharding.NamedSharding")
+
+
+def _anchor(expr: ast.AST) -> ast.AST:
+    """A name inside ``expr``: the resolver knows the scope of names only."""
+    return next((n for n in ast.walk(expr) if isinstance(n, ast.Name)), expr)
 
 
 def _copy(layout: Layout, **changes) -> Layout:
