@@ -27,6 +27,7 @@ NDARRAY = ("numpy.array", "numpy.asarray")
 CREATE_DEVICE_MESH = "jax.experimental.mesh_utils.create_device_mesh"
 MESSAGE = "`PositionalSharding` is deprecated since JAX 0.6.0 and removed in 0.7.0: use `NamedSharding`"
 GENERIC = 'NamedSharding(Mesh(np.array(devices).reshape(a, b), ("x", "y")), P("x", None))'
+PURE = frozenset((*ONE_DIM, *NDARRAY, CREATE_DEVICE_MESH, "len", "tuple", "list", "range"))  # safe to run again
 STABLE_BINDERS = (ast.Assign, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
@@ -74,7 +75,8 @@ class PositionalSharding(Rule):
     (`jax.device_put`, `jax.jit`'s `in_shardings`/`out_shardings`, `with_sharding_constraint`,
     `jax.make_array_from_callback`, ...). A name assigned a chain (`sharding =
     PositionalSharding(...)`) is inlined into every use, and its assignment is deleted once
-    nothing else reads it (the device expression is then evaluated at each use). Imports of
+    nothing else reads it; the device expression then runs at each use, so it may only call
+    `jax.devices()` and the like, and its names must mean the same there. Imports of
     `PositionalSharding` left unused are dropped. Applied for targets that deprecate it (0.6.0
     and later).
 
@@ -351,6 +353,10 @@ class _Plan:
         resolver = self.ctx.resolver
         scope = resolver.scope_of(_anchor(at))
         for piece in layout.inherited:
+            for call in (n for n in ast.walk(piece) if isinstance(n, ast.Call)):
+                callee = self.ctx.qualname(call.func)
+                if callee not in PURE and not (isinstance(call.func, ast.Attribute) and call.func.attr == "reshape"):
+                    return f"`{self.ctx.text(call.func)}(...)` would run at each use: name the device grid first"
             for name in (n for n in ast.walk(piece) if isinstance(n, ast.Name)):
                 here = self.ctx.bindings(name)
                 there = resolver.bindings_of(name.id, scope)
