@@ -14,7 +14,7 @@ from tests.venvs import cached_venv, pyenv_pythons
 pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigrate[verify]"')
 
 from jaxmigrate.rules import (  # noqa: E402
-    device_put, gda, gda_construction, jit_plan, live_buffers, mesh_context, shard_map, sharding_constraint,
+    device_put, gda, gda_construction, jit_plan, live_buffers, mesh_context, positional_sharding, shard_map, sharding_constraint,
 )
 from jaxmigrate.rules.moves import MOVES, applies  # noqa: E402
 
@@ -26,7 +26,7 @@ EMITTED = sorted({
     f"{gda.MULTIHOST_UTILS}.host_local_array_to_global_array",
     f"{gda.MULTIHOST_UTILS}.global_array_to_host_local_array",
     "jax.live_arrays", sharding_constraint.MODERN, "jax.Array", "jax.Shard", shard_map.MODERN,
-    jit_plan.JIT, mesh_context.SET_MESH, device_put.MESH, "jax.device_put", "jax.tree.map", "jax.numpy.stack",
+    jit_plan.JIT, mesh_context.SET_MESH, device_put.MESH, "jax.device_put", "jax.tree.map", "jax.numpy.stack", positional_sharding.MESH,
 })
 
 

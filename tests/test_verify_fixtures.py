@@ -37,6 +37,8 @@ SKIP = {
                         "installed JAX",
     "JM201/opsharding_rename_old_target": "after.py is written for --target-jax 0.4.20: `jax.sharding.GSPMDSharding` "
                                           "is not importable from the installed JAX",
+    "JM703/old_target": "after.py is written for --target-jax 0.5.0, which still has `jax.sharding.PositionalSharding`: "
+                        "the installed JAX does not (JM703/tutorial covers the migration)",
 }
 if importlib.util.find_spec("tensorstore") is None:
     SKIP["JM201/gda_serialization"] = ("`jax.experimental.array_serialization` (and so the legacy "
@@ -69,6 +71,8 @@ BY_DESIGN = {
     "JM702/thread_resources_reported": ("divergent", "jax.experimental", "after.py keeps `jax.experimental.maps` "
                                         "for thread_resources (JM203 reports it)"),
     "JM503/reported_forms": ("divergent", "FROM_GDA", "FROM_GDA in pytrees, variables or without a mesh is reported"),
+    "JM703/reported_forms": ("divergent", "PositionalSharding", "PositionalSharding of unknown rank, passed to a "
+                             "function, read as `.shape` or in isinstance is reported, and the installed JAX has none"),
 }
 
 RULE_BUGS: dict = {

@@ -16,6 +16,7 @@ from jaxmigrate.rules.live_buffers import LiveBuffers
 from jaxmigrate.rules.mesh_context import MeshContext
 from jaxmigrate.rules.moved_names import MovedName, RemovedMapsApi, TreeAliases
 from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
+from jaxmigrate.rules.positional_sharding import PositionalSharding
 from jaxmigrate.rules.shard_map import ShardMap
 from jaxmigrate.rules.sharding_constraint import ShardingConstraintAxisResources
 
@@ -34,6 +35,7 @@ ALL_RULES: Sequence[Type[Rule]] = (
     GdaAttributes,
     PjitToJit,
     MeshContext,
+    PositionalSharding,
     DevicePutPmap,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}

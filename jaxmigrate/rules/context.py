@@ -155,7 +155,9 @@ class FileContext:
         a visible import of it, else ``import module as alias``, else ``import module``."""
         resolver = self.resolver
         scope = resolver.scope_of(at) if at is not None else resolver.module_scope
-        visible = sorted(n for n in resolver.visible_names(scope) if resolver.resolve_name(n, scope) == module)
+        visible = sorted((n for n in resolver.visible_names(scope)
+                          if resolver.is_import(n, scope) and resolver.resolve_name(n, scope) == module),
+                         key=lambda n: (n != alias, len(n), n))
         if visible:
             return visible[0], ()
         if alias not in resolver.visible_names(scope) and not resolver.bound_in_any_scope(alias):

@@ -15,7 +15,10 @@ pjit's input/output contract):
   Mesh, thread_resources}``, ``jax.sharding.{MeshPspecSharding, OpShardingSharding, use_mesh}``
   (attributes);
 - the options ``jax_array`` / ``jax_parallel_functions_output_gda`` and ``live_buffers()`` on
-  devices and backends; ``jax.device_put_sharded`` / ``jax.device_put_replicated``.
+  devices and backends; ``jax.device_put_sharded`` / ``jax.device_put_replicated``;
+- ``jax.sharding.PositionalSharding`` (also ``jax.experimental.sharding`` and
+  ``jax._src.sharding_impls``), converted to a ``NamedSharding`` where JAX takes a sharding
+  (``_positional``).
 
 It is written from the documented legacy behaviour, not from jaxmigrate's rules: the verifier
 compares the legacy program run on this runtime with the migrated program run on plain JAX.
@@ -112,9 +115,10 @@ def install() -> None:
     from jax._src import sharding_impls
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-    from jaxmigrate.verify.legacy import _buffers, _config, _mesh, pjit
+    from jaxmigrate.verify.legacy import _buffers, _config, _mesh, _positional, pjit
 
     _config.install()
+    _positional.install()
     _mesh.patch_mesh_context()
     _buffers.install()
     for module in (jax.experimental.pjit, jax._src.pjit):
