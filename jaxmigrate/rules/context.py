@@ -142,7 +142,7 @@ class FileContext:
         if existing:
             return existing[0], ()
         if qualname.startswith("jax.") and _reachable_from_jax(qualname):
-            jax_names = sorted(n for n in visible if resolver.resolve_name(n, scope) == "jax")
+            jax_names = sorted((n for n in visible if resolver.resolve_name(n, scope) == "jax"), key=lambda n: (n != "jax", n))
             if jax_names:
                 return jax_names[0] + qualname[3:], ()
         if not dotted and name not in visible and not resolver.bound_in_any_scope(name):
