@@ -64,7 +64,8 @@ class ShardMap(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        too_old = not ctx.target_at_least(self.replacement_since)  # type: ignore[arg-type]  (set on this rule)
+        if not ctx.target_at_least(self.replacement_since):  # type: ignore[arg-type]  (set on this rule)
+            return  # no jax.shard_map in the target, and the experimental one is not deprecated there
         handled = set()
         for call in ctx.nodes(ast.Call):
             callee = ctx.qualname(call.func)
@@ -75,13 +76,7 @@ class ShardMap(Rule):
             else:
                 continue
             handled.add(id(target))
-            if too_old:
-                yield self.finding(ctx, call, "`jax.experimental.shard_map.shard_map` is deprecated, but the target JAX "
-                                   "has no `jax.shard_map` yet: keep it until you target 0.6.1 or later")
-            else:
-                yield self._rewrite(ctx, call, target, options)
-        if too_old:
-            return
+            yield self._rewrite(ctx, call, target, options)
         for node in [*ctx.nodes(ast.Name), *ctx.nodes(ast.Attribute)]:  # the function used as a value
             if (id(node) not in handled and isinstance(node.ctx, ast.Load) and ctx.qualname(node) == LEGACY
                     and not isinstance(ctx.parent(node), ast.Attribute)):
