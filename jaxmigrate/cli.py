@@ -29,9 +29,10 @@ def common_options(func):
         click.argument("paths", nargs=-1, type=click.Path()),
         click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes or prefixes (comma-separated)."),
         click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes (comma-separated)."),
-        click.option("--target-jax", default=None, metavar="VERSION|latest|auto",
+        click.option("--target-jax", default=None, metavar="VERSION|latest|auto", envvar="JAXMIGRATE_TARGET_JAX",
                      help="The JAX version the code should run on; auto: the installed jax, else a `jax==` pin of "
-                          "the project [default: latest, or target-jax in pyproject.toml]."),
+                          "the project [default: $JAXMIGRATE_TARGET_JAX, else target-jax in pyproject.toml, "
+                          "else latest]."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the result cache (.jaxmigrate_cache/ in the project root)."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: CPU count]."),
         click.option("--format", "output_format", type=click.Choice(["text", "json", "github", "sarif"]), default="text",

@@ -32,3 +32,11 @@ def assert_parses(text: str) -> None:
 def _private_cache(tmp_path_factory, monkeypatch):
     """Each test's command-line runs cache into a folder of their own, never the repository."""
     monkeypatch.setenv("JAXMIGRATE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture
+def pinned_target(monkeypatch):
+    """For tests of the engine and its outputs rather than of the rule set: pin the target before
+    pjit's deprecation (0.8.0), so a pjit sample's fix is complete and safe there, whatever
+    current-JAX rules (JM7xx) say about the latest target. Children (pre-commit) inherit it."""
+    monkeypatch.setenv("JAXMIGRATE_TARGET_JAX", "0.7.0")

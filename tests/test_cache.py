@@ -15,12 +15,18 @@ from jaxmigrate.engine.pipeline import Settings
 from jaxmigrate.rules import ALL_RULES
 from tests.test_cli import CLEAN, LEGACY, MANUAL, invoke
 
+pytestmark = pytest.mark.usefixtures("pinned_target")  # command-line runs too: see tests/conftest.py
 ALL = tuple(r.code for r in ALL_RULES)
+PINNED = (0, 7, 0)  # before pjit's deprecation: the samples' findings are JM1xx/JM2xx only (see conftest)
+
+
+def _settings(**options) -> Settings:
+    return Settings(options.pop("codes", ALL), target=options.pop("target", PINNED), **options)
 
 
 def _check(tmp_path: Path, files, settings=None, cache=None):
     cache = cache if cache is not None else Cache(tmp_path)
-    return runner.run([SourceFile(f, f.name) for f in files], settings or Settings(ALL), jobs=1, cache=cache)
+    return runner.run([SourceFile(f, f.name) for f in files], settings or _settings(), jobs=1, cache=cache)
 
 
 def _no_analysis(monkeypatch):
@@ -61,14 +67,14 @@ def test_changed_content_is_analysed_again(project):
 def test_changed_settings_are_analysed_again(project):
     legacy = project / "legacy.py"
     assert _check(project, [legacy])[0].findings
-    assert _check(project, [legacy], Settings(("JM102",)))[0].findings == []
-    assert _check(project, [legacy], Settings(ALL, target=(0, 4, 1)))[0].findings
+    assert _check(project, [legacy], _settings(codes=("JM102",)))[0].findings == []
+    assert _check(project, [legacy], _settings(target=(0, 4, 1)))[0].findings
 
 
 def test_per_file_ignores_are_part_of_the_key(project):
     legacy = project / "legacy.py"
     assert _check(project, [legacy])[0].findings
-    ignoring = Settings(ALL, per_file_ignores=(("legacy.py", ("JM1",)),), config_root=str(project))
+    ignoring = _settings(per_file_ignores=(("legacy.py", ("JM1",)),), config_root=str(project))
     assert _check(project, [legacy], ignoring)[0].findings == []
 
 
@@ -91,7 +97,7 @@ def test_another_tool_version_does_not_read_old_results(project, monkeypatch):
 
 def test_fix_uses_the_cache_only_to_skip_clean_files(project):
     _check(project, sorted(project.glob("*.py")))  # fills the cache: legacy has findings
-    results = runner.run([SourceFile(project / "legacy.py", "legacy.py")], Settings(ALL, fix=True), jobs=1,
+    results = runner.run([SourceFile(project / "legacy.py", "legacy.py")], _settings(fix=True), jobs=1,
                          cache=Cache(project))
     assert results[0].changed and results[0].fixes_applied == 2
     assert "in_shardings" in (project / "legacy.py").read_text()
@@ -124,7 +130,7 @@ def test_each_file_is_read_once_and_cached_under_those_bytes(project, monkeypatc
     assert [r for r in reads if r.suffix == ".py"] == [legacy]  # prefilter, cache key and analysis all see the same bytes
     entry = Cache(project).entries[str(legacy.resolve())]
     assert entry[0] == cache_module.content_digest(LEGACY.encode())
-    assert entry[1] == cache_module.settings_digest(ALL, None, False)
+    assert entry[1] == cache_module.settings_digest(ALL, PINNED, False)
 
 
 def _age(*paths: Path, seconds: int = 60) -> None:

@@ -14,6 +14,8 @@ from click.testing import CliRunner
 
 from jaxmigrate.cli import main
 
+pytestmark = pytest.mark.usefixtures("pinned_target")  # engine tests: see tests/conftest.py
+
 LEGACY = 'from jax.experimental.pjit import pjit\n\nf = pjit(abs, in_axis_resources=None, out_axis_resources=None)\n'
 FIXED = 'from jax.experimental.pjit import pjit\n\nf = pjit(abs, in_shardings=None, out_shardings=None)\n'
 MANUAL = "from jax.experimental.maps import xmap\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from click.testing import CliRunner
 
 from jaxmigrate.cli import main
@@ -33,6 +34,7 @@ def _project(tmp_path, table: str):
     return tmp_path
 
 
+@pytest.mark.usefixtures("pinned_target")
 def test_select_ignore_per_file_and_extend_exclude(tmp_path):
     root = _project(tmp_path, 'ignore = ["JM201"]\nextend-exclude = ["generated/"]\n'
                               '[tool.jaxmigrate.per-file-ignores]\n"src/legacy/*.py" = ["JM1"]\n')

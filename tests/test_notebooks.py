@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 
 from click.testing import CliRunner
 
 from jaxmigrate.cli import main
+
+pytestmark = pytest.mark.usefixtures("pinned_target")  # engine tests: see tests/conftest.py
 
 
 def _notebook(*cells):

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from click.testing import CliRunner
 
 from jaxmigrate.cli import main
+
+pytestmark = pytest.mark.usefixtures("pinned_target")  # engine tests: see tests/conftest.py
 
 LEGACY = ('from jax.experimental.pjit import pjit\n\nf = pjit(abs, in_axis_resources=None, out_axis_resources=None)\n'
           'from jax.experimental.maps import xmap\n')

@@ -95,3 +95,33 @@ def test_every_spelling_of_a_tree_alias_passes(text):
 def test_current_tree_util_is_decided_from_bytes(text):
     assert not BY_CODE["JM601"].wants(text.encode())
     assert analyse(text, "example.py", ALL_RULES) == []
+
+
+MORE_SPELLINGS = [
+    "from jax.config import config\nconfig.update('jax_enable_x64', True)\n",
+    "import jax.config\n",
+    "import jax\nfrom jax.sharding import Mesh\nmesh = Mesh(jax.devices(), ('x',))\nwith mesh:\n    pass\n",
+    "import jax\nfrom jax.sharding import Mesh\n\nasync def f(mesh: Mesh):\n    async with mesh:\n        pass\n",
+]
+
+
+@pytest.mark.parametrize("text", MORE_SPELLINGS)
+def test_prefilter_keeps_the_findings_of_other_spellings(text):
+    unfiltered = analyse(text, "example.py", ALL_RULES)
+    assert unfiltered
+    for finding in unfiltered:
+        assert BY_CODE[finding.code].wants(text.encode()), finding
+
+
+def test_a_notebook_is_prefiltered_on_its_code_cells():
+    import json
+
+    from jaxmigrate.engine.pipeline import Settings, transform
+
+    code = MORE_SPELLINGS[2]
+    nb = {"cells": [{"cell_type": "code", "source": code.splitlines(keepends=True), "metadata": {}, "outputs": [],
+                     "execution_count": None}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    data = json.dumps(nb, indent=1).encode()
+    assert not BY_CODE["JM702"].wants(data)  # in the JSON no line starts with `with`
+    out = transform(data, "demo.ipynb", Settings(tuple(BY_CODE)))
+    assert "JM702" in {f.code for f in out.findings}

@@ -39,3 +39,12 @@ def test_example(rule, index, example):
         # the unsafe examples really need --unsafe-fixes
         if example.unsafe:
             assert run(example.before, [rule.code]).text == example.before
+
+
+def test_xmap_advice_names_the_shard_map_specs():
+    """JM203's suggestion for the mesh-transformer-jax pattern: named axes → mesh axes, per argument."""
+    src = ('from jax.experimental import maps\n\nf = maps.xmap(g, in_axes=(["shard", ...], {1: "batch"}), '
+           'out_axes=["batch", ...], axis_resources={"shard": "mp", "batch": "dp"})\n')
+    suggestion = next(f.suggestion for f in run(src, ["JM203"], fix=False).findings if f.suggestion)
+    assert suggestion.startswith("jax.shard_map(g, mesh=mesh, in_specs=(P('mp'), P(None, 'dp')), out_specs=P('dp'))")
+    assert "'shard' → 'mp'" in suggestion

@@ -14,14 +14,14 @@ def test_bare_noqa_silences_the_line():
 def test_noqa_with_codes_silences_only_those():
     src = LEGACY + "f = pjit(abs, in_axis_resources=None)  # noqa: JM2\nfrom jax.experimental import PartitionSpec  # noqa: JM201\n"
     out = run(src, fix=False)
-    assert [f.code for f in out.findings] == ["JM101"]
+    assert sorted(f.code for f in out.findings) == ["JM101", "JM701"]  # JM701: pjit itself, for the latest target
     fixed = run(src)
     assert "in_shardings=None" in fixed.text and "from jax.experimental import PartitionSpec  # noqa: JM201" in fixed.text
 
 
 def test_noqa_inside_a_string_is_not_a_comment():
     src = LEGACY + 'f = pjit(abs, in_axis_resources=None, out_axis_resources="# noqa")\n'
-    assert {f.code for f in run(src, fix=False).findings} == {"JM101"}
+    assert {f.code for f in run(src, fix=False).findings} == {"JM101", "JM701"}
 
 
 def test_skip_file():

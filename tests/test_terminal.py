@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from jaxmigrate.cli import main
 from jaxmigrate.reporting import terminal
+
+pytestmark = pytest.mark.usefixtures("pinned_target")  # engine tests: see tests/conftest.py
 
 LEGACY = "from jax.experimental.pjit import pjit\n\nf = pjit(abs, in_axis_resources=None)\n"
 

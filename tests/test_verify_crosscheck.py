@@ -13,9 +13,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+
+from tests.venvs import cached_venv, pyenv_pythons
 
 pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigrate[verify]"')
 
@@ -65,30 +66,9 @@ def _legacy_python() -> str:
     given = os.environ.get("JAXMIGRATE_JAX0413_PYTHON")
     if given:
         return given
-    venv = Path.home() / ".cache" / "jaxmigrate" / "jax-0.4.13"
-    python, done = venv / "bin" / "python", venv / ".installed"
-    if done.exists():
-        return str(python)
-    base = next((p for p in _pythons() if p), None)
-    if base is None:
-        pytest.skip("no Python <= 3.11 to install jax==0.4.13 into")
-    try:
-        subprocess.run([base, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "jax==0.4.13", "jaxlib==0.4.13", "numpy<2", "scipy<1.14"],
-                       check=True, capture_output=True, timeout=600)
-    except (subprocess.SubprocessError, OSError) as exc:
-        pytest.skip(f"jax==0.4.13 cannot be installed here: {exc}")
-    done.write_text("jax==0.4.13\n")
-    return str(python)
-
-
-def _pythons():
-    if sys.version_info[:2] <= (3, 11):
-        yield sys.executable
-    root = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
-    for version in ("3.11", "3.10", "3.9"):
-        for candidate in sorted(Path(root, "versions").glob(f"{version}.*")):
-            yield str(candidate / "bin" / "python")
+    here = [sys.executable] if sys.version_info[:2] <= (3, 11) else []
+    return cached_venv("jax-0.4.13", [*here, *pyenv_pythons("3.11", "3.10", "3.9")],
+                       ["jax==0.4.13", "jaxlib==0.4.13", "numpy<2", "scipy<1.14"])
 
 
 def _run(python: str, preamble: str = "") -> dict:

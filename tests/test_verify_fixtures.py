@@ -33,8 +33,12 @@ SKIP = {
     "JM503/migration_guide": "the migration guide's snippet verbatim: its arrays are placeholder `None`s and "
                              "`out_axis_resources=...` is prose, so neither side is a program (the guide's example "
                              "with real per-process data runs in tests/test_verify_pairs.py)",
+    "JM704/old_target": "after.py is written for --target-jax 0.8.0: `jax.device_put_sharded` is gone from the "
+                        "installed JAX",
     "JM201/opsharding_rename_old_target": "after.py is written for --target-jax 0.4.20: `jax.sharding.GSPMDSharding` "
                                           "is not importable from the installed JAX",
+    "JM703/old_target": "after.py is written for --target-jax 0.5.0, which still has `jax.sharding.PositionalSharding`: "
+                        "the installed JAX does not (JM703/tutorial covers the migration)",
 }
 if importlib.util.find_spec("tensorstore") is None:
     SKIP["JM201/gda_serialization"] = ("`jax.experimental.array_serialization` (and so the legacy "
@@ -46,6 +50,8 @@ BY_DESIGN = {
                            "line 26 passes both spellings at once (reported); both sides raise there, every "
                            "observation before it is equal"),
     "JM102/xmap_trap": ("undecidable", "xmap is not emulated", "xmap is not emulated by the legacy runtime"),
+    "JM203/xmap_advice": ("undecidable", "xmap is not emulated", "xmap is reported with the shard_map call to write; "
+                          "the legacy runtime does not emulate xmap"),
     "JM203/xmap_thread_resources": ("undecidable", "xmap is not emulated",
                                     "xmap is not emulated; after.py keeps jax.experimental.maps (reported)"),
     "JM201/mixed_import_split": ("divergent", "No module named 'jax.experimental.maps'",
@@ -62,7 +68,11 @@ BY_DESIGN = {
                                "batched GDA callbacks are reported with the code to write, not rewritten"),
     "JM501/keywords": ("divergent", "global_device_array", "a starred from_callback(*args) is reported, not rewritten"),
     "JM502/reported_forms": ("divergent", "global_device_array", "GDA uses left for a person (reported)"),
+    "JM702/thread_resources_reported": ("divergent", "jax.experimental", "after.py keeps `jax.experimental.maps` "
+                                        "for thread_resources (JM203 reports it)"),
     "JM503/reported_forms": ("divergent", "FROM_GDA", "FROM_GDA in pytrees, variables or without a mesh is reported"),
+    "JM703/reported_forms": ("divergent", "PositionalSharding", "PositionalSharding of unknown rank, passed to a "
+                             "function, read as `.shape` or in isinstance is reported, and the installed JAX has none"),
 }
 
 RULE_BUGS: dict = {

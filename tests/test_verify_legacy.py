@@ -287,3 +287,52 @@ def test_live_buffers_count_device_buffers(mesh):
     total = len(xla_bridge.get_backend().live_buffers())
     assert total >= 1 + 8
     del single, sharded
+
+
+# -- PositionalSharding (removed in 0.7.0): the 0.4.x tutorial's placements ------------------------
+
+
+def _rows_cols(k, rows, cols):
+    return ((rows[0], rows[0] + rows[1]), (cols[0], cols[0] + cols[1]))
+
+
+def test_positional_sharding_placements():
+    from jax.experimental import mesh_utils
+    from jax.sharding import PositionalSharding
+
+    sharding = PositionalSharding(mesh_utils.create_device_mesh((8,)))
+    assert sharding.shape == (8,) and sharding.ndim == 1
+    x = jax.numpy.arange(64.0).reshape(8, 8)
+    cases = {
+        "reshape": (sharding.reshape(4, 2), lambda k: _rows_cols(k, (2 * (k // 2), 2), (4 * (k % 2), 4))),
+        "replicate(1)": (sharding.reshape(4, 2).replicate(1), lambda k: _rows_cols(k, (2 * (k // 2), 2), (0, 8))),
+        "replicate(0)": (sharding.reshape((4, 2)).replicate(0), lambda k: _rows_cols(k, (0, 8), (4 * (k % 2), 4))),
+        "replicate()": (sharding.reshape(4, 2).replicate(), lambda k: ((0, 8), (0, 8))),
+        "T": (sharding.reshape(4, 2).T, lambda k: _rows_cols(k, (4 * (k % 2), 4), (2 * (k // 2), 2))),
+    }
+    for name, (s, expected) in cases.items():
+        y = jax.device_put(x, s)
+        assert _spread(y) == {k: expected(k) for k in range(8)}, name
+        assert np.array_equal(np.asarray(y), np.asarray(x))
+    assert sharding.reshape(4, 2).replicate(1).shape == (4, 1)
+    assert sharding.reshape(4, 2).replicate().is_fully_replicated
+    flat = sharding.reshape(4, 2).replicate(1, keepdims=False)
+    assert flat.shape == (4,)
+    assert _spread(jax.device_put(jax.numpy.arange(8.0), flat)) == {k: ((2 * (k // 2), 2 * (k // 2) + 2),) for k in range(8)}
+
+
+def test_positional_sharding_in_jit_and_constraints():
+    from jax.sharding import PositionalSharding
+
+    s = PositionalSharding(jax.devices()).reshape(4, 2)
+    x = np.arange(32.0).reshape(8, 4)  # uncommitted: a committed array must already match in_shardings
+    f = jax.jit(lambda a: (jax.lax.with_sharding_constraint(a * 2, s.replicate(0)),), in_shardings=s.replicate(1),
+                out_shardings=(s,))
+    (out,) = f(x)
+    assert _spread(out) == {k: ((2 * (k // 2), 2 * (k // 2) + 2), (2 * (k % 2), 2 * (k % 2) + 2)) for k in range(8)}
+    assert np.array_equal(np.asarray(out), np.arange(32.0).reshape(8, 4) * 2)
+    assert s.devices_indices_map((8, 4)) == jax.device_put(x, s).sharding.devices_indices_map((8, 4))
+    assert "PositionalSharding" in repr(s.replicate(1))
+    import jax.experimental.sharding as old
+
+    assert old.PositionalSharding is PositionalSharding is jax._src.sharding_impls.PositionalSharding

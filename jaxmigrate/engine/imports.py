@@ -31,13 +31,18 @@ def _local(ref: ImportRef) -> str:
 
 def _drop_unused(source: str, drops: List[ImportRef]) -> str:
     ctx = FileContext.of(source)
-    loaded = {n.id for n in ctx.nodes(ast.Name) if isinstance(n.ctx, ast.Load)}
+    wanted = {_local(ref) for ref in drops}
+    loads: dict = {}
+    for n in ctx.nodes(ast.Name):
+        if n.id in wanted and isinstance(n.ctx, ast.Load):
+            loads.setdefault(n.id, []).append(n)
     dunder_all = _names_in_all(ctx)
-    unused = [ref for ref in drops if _local(ref) not in loaded and _local(ref) not in dunder_all]
+    unused = [ref for ref in drops if _local(ref) not in dunder_all]
     edits: List[Edit] = []
     statements = [*ctx.nodes(ast.Import), *ctx.nodes(ast.ImportFrom)]  # function-level imports too
     for stmt in statements:  # one edit per statement, however many of its aliases go
-        gone = [a for a in stmt.names if any(_matches(stmt, a, ref) for ref in unused)]
+        gone = [a for a in stmt.names if any(_matches(stmt, a, ref) for ref in unused)
+                and not _read(ctx, stmt, loads.get(a.asname or a.name.split(".")[0], []))]
         if len(gone) == len(stmt.names):
             edits.append(delete_statement(ctx, stmt))
         elif gone:
@@ -45,6 +50,12 @@ def _drop_unused(source: str, drops: List[ImportRef]) -> str:
     for edit in sorted(edits, key=lambda e: e.start, reverse=True):
         source = source[: edit.start] + edit.text + source[edit.end :]
     return source
+
+
+def _read(ctx: FileContext, stmt: ast.stmt, loads: List[ast.Name]) -> bool:
+    """Whether one of ``loads`` may read the name this import binds (a parameter or local of
+    the same name elsewhere does not count)."""
+    return any(not ctx.bindings(n) or any(b.node is stmt for b in ctx.bindings(n)) for n in loads)
 
 
 def _matches(stmt: ast.stmt, alias: ast.alias, ref: ImportRef) -> bool:

@@ -81,6 +81,19 @@ def active_rules(data: bytes, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
     return [r for r in rules if r.wants(data)]
 
 
+def prefilter_input(data: bytes, display: str) -> bytes:
+    """What the prefilter reads: the file's bytes, or for a notebook the module its code cells
+    make (rules' line-level patterns do not hold for the JSON around them)."""
+    if not display.endswith(".ipynb"):
+        return data
+    from jaxmigrate.engine import notebook
+
+    try:
+        return notebook.load(decode(data).text)[1].encode("utf-8", "surrogatepass")
+    except (ValueError, KeyError, TypeError, AttributeError, SyntaxError, LookupError):
+        return data  # not a readable notebook: the transform reports it
+
+
 def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None) -> List[Finding]:
     ctx = FileContext.of(text, path, target)
     findings: List[Finding] = []
@@ -116,7 +129,7 @@ def transform(data: bytes, display: str, settings: Settings) -> Outcome:
     """Check (and with ``settings.fix``, fix) one file's bytes. Raises on unreadable input."""
     from jaxmigrate.rules import BY_CODE
 
-    rules = active_rules(data, [BY_CODE[c] for c in settings.rule_codes])
+    rules = active_rules(prefilter_input(data, display), [BY_CODE[c] for c in settings.rule_codes])
     if not rules or skips_file(data):
         return Outcome([])
     source = decode(data)

@@ -15,7 +15,7 @@ import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from jaxmigrate.engine.discovery import SourceFile
-from jaxmigrate.engine.pipeline import FileResult, Settings, active_rules, process
+from jaxmigrate.engine.pipeline import FileResult, Settings, active_rules, prefilter_input, process
 from jaxmigrate.engine.suppression import skips_file
 
 # Below this many files a process pool costs more than it saves.
@@ -48,7 +48,7 @@ def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optio
 
         key = Key(content_digest(data), _settings_key(settings, file), stat_of(st), read_ns)  # type: ignore[arg-type]
     store = None if settings.fix else key
-    if not active_rules(data, rules) or skips_file(data):
+    if not active_rules(prefilter_input(data, file.display), rules) or skips_file(data):
         return FileResult(file.display), store
     if key is not None:
         hit = _cache.get(file.path, key.content, key.settings)  # type: ignore[union-attr]

@@ -5,14 +5,18 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Optional, Sequence, Type
 
 from jaxmigrate.rules.base import Rule
+from jaxmigrate.rules.device_put import DevicePutPmap
 from jaxmigrate.rules.from_gda import FromGda
 from jaxmigrate.rules.gda_attributes import GdaAttributes
 from jaxmigrate.rules.gda_construction import GdaConstruction
 from jaxmigrate.rules.host_local import HostLocalInputs
 from jaxmigrate.rules.jax_array_config import JaxArrayConfig
+from jaxmigrate.rules.jit import PjitToJit
 from jaxmigrate.rules.live_buffers import LiveBuffers
+from jaxmigrate.rules.mesh_context import MeshContext
 from jaxmigrate.rules.moved_names import MovedName, RemovedMapsApi, TreeAliases
 from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
+from jaxmigrate.rules.positional_sharding import PositionalSharding
 from jaxmigrate.rules.shard_map import ShardMap
 from jaxmigrate.rules.sharding_constraint import ShardingConstraintAxisResources
 
@@ -29,6 +33,10 @@ ALL_RULES: Sequence[Type[Rule]] = (
     TreeAliases,
     ShardMap,
     GdaAttributes,
+    PjitToJit,
+    MeshContext,
+    PositionalSharding,
+    DevicePutPmap,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
 

@@ -6,11 +6,13 @@ import ast
 import bisect
 import copy
 import re
+import threading
 from collections import deque
 from functools import cached_property
 from typing import Dict, Iterator, List, Optional, Tuple, Type, TypeVar
 
 from jaxmigrate.rules.base import Edit, ImportRef
+from jaxmigrate.rules.moves import BY_OLD
 from jaxmigrate.rules.names import Resolver
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -20,14 +22,15 @@ N = TypeVar("N", bound=ast.AST)
 
 
 class FileContext:
-    _recent: "List[FileContext]" = []  # the last few parsed sources, for ``of``
+    _local = threading.local()  # per thread: the last few parsed sources, for ``of``
 
     @classmethod
     def of(cls, source: str, path: str = "<string>", target: Optional[Tuple[int, ...]] = None) -> "FileContext":
         """A context for ``source``, reusing the tree, index and resolver of a recent context of
         the same text: a fix round parses the text the analysis parsed, and the analysis after
         it often the text the import editing parsed last."""
-        for ctx in cls._recent:
+        recent: List[FileContext] = getattr(cls._local, "recent", [])
+        for ctx in recent:
             if ctx.source == source:
                 if (ctx.path, ctx.target) == (path, target):
                     return ctx
@@ -35,7 +38,7 @@ class FileContext:
                 twin.path, twin.target = path, target
                 return twin
         ctx = cls(source, path, target)
-        cls._recent = [ctx, *cls._recent[:1]]
+        cls._local.recent = [ctx, *recent[:1]]
         return ctx
 
     def __init__(self, source: str, path: str = "<string>", target: Optional[Tuple[int, ...]] = None) -> None:
@@ -171,12 +174,13 @@ class FileContext:
             if q in wanted:
                 yield call, q
 
-    def reference(self, qualname: str, at: Optional[ast.AST] = None) -> Tuple[str, Tuple[ImportRef, ...]]:
+    def reference(self, qualname: str, at: Optional[ast.AST] = None, dotted: bool = False) -> Tuple[str, Tuple[ImportRef, ...]]:
         """Source text that names ``qualname`` where ``at`` stands, and the imports it needs.
 
         Reuses a name visible there that is already bound to it (``P`` for PartitionSpec), else
         goes through a visible ``jax`` module, else imports the object under its own name at
-        module level (or ``import jax`` when that name is taken).
+        module level (or ``import jax`` when that name is taken, or when ``dotted`` asks for the
+        idiomatic ``jax.jit`` over ``from jax import jit``).
         """
         resolver = self.resolver
         scope = resolver.scope_of(at) if at is not None else resolver.module_scope
@@ -188,13 +192,27 @@ class FileContext:
         if existing:
             return existing[0], ()
         if qualname.startswith("jax.") and _reachable_from_jax(qualname):
-            jax_names = sorted(n for n in visible if resolver.resolve_name(n, scope) == "jax")
+            jax_names = sorted((n for n in visible if resolver.resolve_name(n, scope) == "jax"), key=lambda n: (n != "jax", n))
             if jax_names:
                 return jax_names[0] + qualname[3:], ()
-        if name not in visible and not resolver.bound_in_any_scope(name):
+        if not dotted and name not in visible and not resolver.bound_in_any_scope(name):
             return name, (ImportRef(module, name),)
         root = qualname.split(".")[0]
         return qualname, (ImportRef(root),)
+
+    def module_reference(self, module: str, alias: str, at: Optional[ast.AST] = None) -> Tuple[str, Tuple[ImportRef, ...]]:
+        """A name for ``module`` where ``at`` stands (``np`` for numpy), and the import it needs:
+        a visible import of it, else ``import module as alias``, else ``import module``."""
+        resolver = self.resolver
+        scope = resolver.scope_of(at) if at is not None else resolver.module_scope
+        visible = sorted((n for n in resolver.visible_names(scope)
+                          if resolver.is_import(n, scope) and resolver.resolve_name(n, scope) == module),
+                         key=lambda n: (n != alias, len(n), n))
+        if visible:
+            return visible[0], ()
+        if alias not in resolver.visible_names(scope) and not resolver.bound_in_any_scope(alias):
+            return alias, (ImportRef(module, None, alias),)
+        return module, (ImportRef(module),)
 
     def root_import(self, root: ast.AST) -> Tuple[ImportRef, ...]:
         """The import that bound the root of a rewritten chain, to drop if it is now unused."""
@@ -209,6 +227,10 @@ class FileContext:
                 for a in stmt.names:
                     if (a.asname or a.name) == root.id:
                         refs.append(ImportRef(stmt.module, a.name, a.asname))
+                        moved = BY_OLD.get(f"{stmt.module}.{a.name}")
+                        if moved is not None:  # JM201 may rewrite the import in the same run
+                            new_module, _, new_name = moved.new.rpartition(".")
+                            refs.append(ImportRef(new_module, new_name, a.asname or (a.name if a.name != new_name else None)))
             elif isinstance(stmt, ast.Import):
                 for a in stmt.names:
                     if a.asname == root.id:

@@ -8,9 +8,17 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
 from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.moves import BY_OLD, MOVES, REMOVED_MODULES, Move, applies, best_for_uses
+from jaxmigrate.rules.moves import BY_OLD, MODULE_IMPORTS, MOVES, REMOVED_MODULES, Move, applies, best_for_uses, premature
 from jaxmigrate.rules.names import canonical, module_attribute_patterns, name_triggers
+from jaxmigrate.rules.xmap_advice import XMAP, shard_map_advice
 from jaxmigrate.rules.statements import delete_statement, render_without_names, replace_statement
+
+
+# `jax.config.config`: an attribute `config` of something bound to the `jax.config` module, or the
+# module named `jax.config` in an import; the patterns cover `jax.config`, `x.config` with `x`
+# named or aliased `config` (`config as c`, `c = config`)
+_CONFIG = {m.old for m in MOVES if m.old.startswith("jax.config.")}
+_CONFIG_PATTERNS = module_attribute_patterns("config", (b"config",)) + module_attribute_patterns("jax", (b"config",))[:1]
 
 
 def _last(qualname: str) -> str:
@@ -27,7 +35,9 @@ class MovedName(Rule):
     `jax.experimental.pjit.NamedSharding` and `MeshPspecSharding` → `jax.sharding.NamedSharding`;
     `OpShardingSharding` → `GSPMDSharding` (for targets before 0.6.0, where it still exists);
     `jax.experimental.pjit.with_sharding_constraint` → `jax.lax.with_sharding_constraint`;
-    `jax.experimental.gda_serialization` → `jax.experimental.array_serialization`.
+    `jax.experimental.gda_serialization` → `jax.experimental.array_serialization`;
+    `from jax.config import config` → `from jax import config` and `import jax.config` → `import jax`
+    (the submodule is gone since 0.4.29); `jax.sharding.use_mesh` → `jax.set_mesh` (0.7.1).
 
     An import is rewritten in place (aliases such as `P` or `PS` are kept, and a `from` import
     that mixes moved and other names is split); a dotted use such as `maps.Mesh(...)` is
@@ -44,8 +54,10 @@ class MovedName(Rule):
     name = "moved-sharding-name"
     summary = "moved sharding names (`maps.Mesh`, `experimental.PartitionSpec`, ...) → `jax.sharding`"
     fix_safety = "safe"
-    # the names of the table (and the removed modules), in the words of the file
-    triggers, _module_parts = name_triggers([m.old for m in MOVES if m.family == "sharding"] + list(REMOVED_MODULES))
+    # the names of the table (and the removed modules), in the words of the file; `jax.config.config`
+    # (the config submodule) has patterns of its own: its parts alone ("config") would let most files in
+    triggers, _module_parts = name_triggers(
+        [m.old for m in MOVES if m.family == "sharding" and m.old not in _CONFIG] + list(REMOVED_MODULES))
     requires = (_module_parts,)
     deprecated_in = "0.4.4"
     removed_in = "0.4.11"
@@ -104,6 +116,10 @@ class MovedName(Rule):
 
     family = "sharding"
 
+    @classmethod
+    def wants(cls, data: bytes) -> bool:
+        return super().wants(data) or (cls.family == "sharding" and any(p.search(data) for p in _CONFIG_PATTERNS))
+
     def _move(self, qualname: Optional[str]) -> Optional[Move]:
         move = BY_OLD.get(qualname or "")
         return move if move is not None and move.family == self.family else None
@@ -129,7 +145,7 @@ class MovedName(Rule):
         """The fix for one ``from`` import; names whose replacement the target lacks go to ``blocked``."""
         if node.level or not node.module:
             return None
-        module_move = _module_move(node.module) if self.family == "sharding" else None
+        module_move = _module_move(node.module, ctx.target) if self.family == "sharding" else None
         if module_move is not None:
             new_module = module_move.new + node.module[len(module_move.old):]
             edit = _module_span_edit(ctx, node, node.module, new_module)
@@ -139,10 +155,10 @@ class MovedName(Rule):
             return self.finding(ctx, node, f"`{node.module}` moved to `{new_module}`", Fix("safe", edits=(edit,)))
         moved: List[Tuple[ast.alias, Move]] = []
         for alias in node.names:
-            move = self._move(canonical(f"{node.module}.{alias.name}"))
+            move = self._move(f"{node.module}.{alias.name}") or self._move(canonical(f"{node.module}.{alias.name}"))
             if move is not None and applies(move, ctx.target):
                 moved.append((alias, move))
-            elif move is not None:
+            elif move is not None and not premature(move, ctx.target):
                 note = f": {move.note}" if move.note else ""
                 blocked.append(self.finding(ctx, alias, f"`{move.old}` no longer exists in JAX and `{move.new}` does not "
                                             f"exist in the target JAX either{note}"))
@@ -177,7 +193,7 @@ class MovedName(Rule):
             if not isinstance(name.ctx, ast.Load):
                 continue
             move = self._move(ctx.qualname(name))
-            if move is not None and not move.module and not applies(move, ctx.target):
+            if move is not None and not move.module and not applies(move, ctx.target) and not premature(move, ctx.target):
                 note = f": {move.note}" if move.note else ""
                 yield self.finding(ctx, name, f"`{name.id}` (`{move.old}`) no longer exists in JAX and `{move.new}` does "
                                    f"not exist in the target JAX either{note}")
@@ -212,13 +228,16 @@ class MovedName(Rule):
     # `import X.Y as Z` -------------------------------------------------------------------
     def _import(self, ctx: FileContext, node: ast.Import) -> Iterator[Finding]:
         for alias in node.names:
-            move = _module_move(alias.name)
+            move = _module_move(alias.name, ctx.target)
             if move is not None:
                 new = move.new + alias.name[len(move.old):]
                 yield self.finding(
                     ctx, alias, f"`{alias.name}` moved to `{new}`",
                     Fix("safe", edits=(ctx.replace(alias, new + (f" as {alias.asname}" if alias.asname else "")),)),
                 )
+            elif alias.name in MODULE_IMPORTS and not alias.asname and self.family == "sharding":
+                yield drop_import_alias(self, ctx, node, alias, f"the `{alias.name}` submodule was removed in JAX 0.4.29: "
+                                        f"`import {MODULE_IMPORTS[alias.name]}` gives the same names")
             elif alias.name in REMOVED_MODULES:
                 local = alias.asname or alias.name.split(".")[0]
                 if alias.asname and _uses_of_local(ctx, local, alias.name):
@@ -232,6 +251,8 @@ class MovedName(Rule):
         qual = ctx.qualname(node)
         move = self._move(qual)
         if move is None:
+            return None
+        if premature(move, ctx.target):
             return None
         if not applies(move, ctx.target):
             note = f": {move.note}" if move.note else ""
@@ -256,7 +277,11 @@ class RemovedMapsApi(Rule):
     ## What it does
     Reports uses of `jax.experimental.maps` other than `Mesh`/`mesh` (which JM201 rewrites):
     `xmap`, `thread_resources`, `ResourceEnv`, `SerialLoop` and the rest. They have no
-    mechanical replacement.
+    mechanical replacement. An `xmap` call whose `in_axes`, `out_axes` and `axis_resources` are
+    literals is reported with the `jax.shard_map` call to write: the same dimensions partitioned
+    over the same mesh axes (`["batch", ...]` with `{"batch": "dp"}` → `P("dp")`), with a note
+    on what changes inside the function (collectives name mesh axes; named dimensions become
+    blocks).
 
     ## Why is this bad?
     The `jax.experimental.maps` module was deprecated in JAX 0.4.26 and is gone in current
@@ -287,6 +312,22 @@ class RemovedMapsApi(Rule):
             """),
             flagged=True,
         ),
+        Example(
+            snippet("""
+                from jax.experimental import maps
+
+                step = maps.xmap(lambda p, b: p * b, in_axes=(["shard", ...], ["batch", ...]), out_axes=["batch", ...],
+                                 axis_resources={"shard": "mp", "batch": "dp"})
+            """),
+            snippet("""
+                from jax.experimental import maps
+
+                step = maps.xmap(lambda p, b: p * b, in_axes=(["shard", ...], ["batch", ...]), out_axes=["batch", ...],
+                                 axis_resources={"shard": "mp", "batch": "dp"})
+            """),
+            flagged=True,
+            title="an xmap call with literal axes is reported with the shard_map call to write",
+        ),
     )
 
     ADVICE = {
@@ -312,11 +353,23 @@ class RemovedMapsApi(Rule):
                     _uses_of_local(ctx, alias.asname, alias.name) if alias.asname else _module_path_used(ctx, alias.name)
                 ):
                     yield self._module_import(ctx, alias, alias.name)
+        advice = {}  # xmap calls with literal axes: the shard_map call to write
+        for call, _ in ctx.calls_to(XMAP):
+            suggestion = shard_map_advice(call, ctx.text)
+            if suggestion is not None:
+                advice[id(call.func)] = suggestion
+                if isinstance(call.func, ast.Name):  # `from ... import xmap`: the import is reported, the call too
+                    yield self.finding(ctx, call, "`xmap` was removed from JAX: rewrite this call with `jax.shard_map`",
+                                       suggestion=suggestion)
         for node in ctx.nodes(ast.Attribute):
             qual = ctx.qualname(node) or ""
             module, _, name = qual.rpartition(".")
             if module in REMOVED_MODULES and qual not in BY_OLD:
-                yield self._report(ctx, node, module, name)
+                if id(node) in advice:
+                    yield self.finding(ctx, node, f"`{qual}` was removed from JAX: rewrite this call with `jax.shard_map`",
+                                       suggestion=advice[id(node)])
+                else:
+                    yield self._report(ctx, node, module, name)
 
     def _module_import(self, ctx: FileContext, node: ast.AST, module: str) -> Finding:
         return self.finding(ctx, node, f"`{module}` no longer exists: this import fails on current JAX; the uses "
@@ -328,9 +381,10 @@ class RemovedMapsApi(Rule):
 
 
 # helpers -------------------------------------------------------------------------------
-def _module_move(module: str) -> Optional[Move]:
+def _module_move(module: str, target) -> Optional[Move]:
+    """The move of a module path, where the target has the new module (before that, the old one is right)."""
     for move in MOVES:
-        if move.module and (module == move.old or module.startswith(move.old + ".")):
+        if move.module and (module == move.old or module.startswith(move.old + ".")) and applies(move, target):
             return move
     return None
 
@@ -367,7 +421,7 @@ def needs_root(ctx: FileContext, node: ast.Import, root: str) -> bool:
     return True
 
 
-def drop_import_alias(rule: Rule, ctx: FileContext, node: ast.Import, alias: ast.alias) -> Finding:
+def drop_import_alias(rule: Rule, ctx: FileContext, node: ast.Import, alias: ast.alias, message: str = "") -> Finding:
     """Drop an unused ``import`` of a removed module, keeping ``import jax`` if ``jax`` is still used."""
     others = [a for a in node.names if a is not alias]
     needs_jax = not alias.asname and needs_root(ctx, node, alias.name.split(".")[0])
@@ -378,7 +432,7 @@ def drop_import_alias(rule: Rule, ctx: FileContext, node: ast.Import, alias: ast
         edit = ctx.replace(node, "import jax")
     else:
         edit = delete_statement(ctx, node)
-    return rule.finding(ctx, alias, f"`{alias.name}` no longer exists and nothing here uses it any more",
+    return rule.finding(ctx, alias, message or f"`{alias.name}` no longer exists and nothing here uses it any more",
                         Fix("safe", edits=(edit,)))
 
 

@@ -50,6 +50,11 @@ MOVES: Tuple[Move, ...] = (
          note="GSPMDSharding itself is deprecated since JAX 0.6.0: use NamedSharding"),
     Move("jax.experimental.pjit.with_sharding_constraint", "jax.lax.with_sharding_constraint", "0.4.1", "0.4.26"),
     Move("jax.experimental.gda_serialization", "jax.experimental.array_serialization", "0.4.9", "0.4.14", module=True),
+    # the `jax.config` submodule (deprecated 0.4.25, gone in 0.4.29): `from jax.config import config`
+    # becomes `from jax import config`, the same object (`import jax.config`: see MODULE_IMPORTS)
+    Move("jax.config.config", "jax.config", "0.1.0", "0.4.29"),
+    # use_mesh (0.5.0 until 0.7.0) was renamed set_mesh; jax.set_mesh exists from 0.7.1
+    Move("jax.sharding.use_mesh", "jax.set_mesh", "0.7.1", "0.7.1"),
 )
 
 # jax.tree_* aliases: deprecated 0.4.26, removed 0.6.0; jax.tree_util.* exists in every version
@@ -64,6 +69,10 @@ MOVES += tuple(
 BY_OLD: Dict[str, Move] = {m.old: m for m in MOVES}
 MODULE_MOVES: Tuple[Move, ...] = tuple(m for m in MOVES if m.module)
 
+# `import X` of a removed submodule whose names live on in its parent: `import jax.config`
+# (deprecated 0.4.25, gone in 0.4.29) becomes `import jax`.
+MODULE_IMPORTS: Dict[str, str] = {"jax.config": "jax"}  # only `jax` roots: see drop_import_alias
+
 # Modules that no longer exist at all: an import of one that nothing uses any more is dropped.
 REMOVED_MODULES = ("jax.experimental.maps",)
 
@@ -77,6 +86,11 @@ def applies(move: Move, target: Optional[Tuple[int, ...]]) -> bool:
     if target is None:
         return move.until is None
     return version(move.since) <= target and (move.until is None or target < version(move.until))
+
+
+def premature(move: Move, target: Optional[Tuple[int, ...]]) -> bool:
+    """Whether the target predates the new name: the old one is still the right one there."""
+    return target is not None and target < version(move.since)
 
 
 def best_for_uses(move: Move, target: Optional[Tuple[int, ...]]) -> str:

@@ -350,8 +350,9 @@ class Resolver:
         return canonical(".".join([head, *parts[1:]]))
 
     def scope_of(self, node: ast.AST) -> Scope:
-        while isinstance(node, ast.Attribute):
-            node = node.value
+        """The scope a name, attribute chain or call stands in (other nodes: the module's)."""
+        while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+            node = node.func if isinstance(node, ast.Call) else node.value
         return self._scope_of.get(id(node), self.module_scope)
 
     def module_names_for(self, qualname: str) -> Iterator[str]:

@@ -19,6 +19,7 @@ MESH_CONSTRUCTORS = (
     "jax.interpreters.pxla.Mesh",
     "jax.make_mesh",
 )
+SET_MESH = ("jax.set_mesh", "jax.sharding.set_mesh", "jax.sharding.use_mesh")
 # where inserting a statement before the call would change when the arguments are evaluated
 _DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.IfExp, ast.BoolOp)
 _SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
@@ -98,6 +99,9 @@ def mesh_for(ctx: FileContext, site: ast.AST) -> Optional[str]:
     while node is not None:
         if isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
+                entered = set_mesh_argument(ctx, item.context_expr)
+                if entered is not None:
+                    return ctx.text(entered)
                 if is_mesh(ctx, item.context_expr):
                     if isinstance(item.optional_vars, ast.Name):
                         return item.optional_vars.id
@@ -113,6 +117,13 @@ def mesh_for(ctx: FileContext, site: ast.AST) -> Optional[str]:
     return candidates.pop() if len(candidates) == 1 else None
 
 
+def set_mesh_argument(ctx: FileContext, expr: ast.expr) -> Optional[ast.expr]:
+    """The mesh of ``jax.set_mesh(mesh)`` (what JM702 makes of ``with mesh:``), else None."""
+    if isinstance(expr, ast.Call) and len(expr.args) == 1 and ctx.qualname(expr.func) in SET_MESH:
+        return expr.args[0]
+    return None
+
+
 def is_mesh_construction(ctx: FileContext, node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and ctx.qualname(node.func) in MESH_CONSTRUCTORS
 
@@ -126,6 +137,10 @@ def is_mesh(ctx: FileContext, expr: ast.expr) -> bool:
             return is_mesh_construction(ctx, stmt.value)
         # a parameter or other binding named like a mesh, entered with `with`: taken as the mesh
         return "mesh" in expr.id.lower()
+    if isinstance(expr, ast.Call):  # a project's own factory: `with make_mesh():`, `with config.get_mesh(...):`
+        callee = expr.func
+        name = callee.id if isinstance(callee, ast.Name) else callee.attr if isinstance(callee, ast.Attribute) else ""
+        return "mesh" in name.lower()
     return isinstance(expr, ast.Attribute) and "mesh" in expr.attr.lower()
 
 

@@ -64,7 +64,9 @@ class ShardMap(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        too_old = not ctx.target_at_least(self.replacement_since)  # type: ignore[arg-type]  (set on this rule)
+        if not ctx.target_at_least(self.replacement_since):  # type: ignore[arg-type]  (set on this rule)
+            return  # no jax.shard_map in the target, and the experimental one is not deprecated there
+        handled = set()
         for call in ctx.nodes(ast.Call):
             callee = ctx.qualname(call.func)
             if callee == LEGACY:
@@ -73,11 +75,14 @@ class ShardMap(Rule):
                 target, options = call.args[0], call.args[1:]
             else:
                 continue
-            if too_old:
-                yield self.finding(ctx, call, "`jax.experimental.shard_map.shard_map` is deprecated, but the target JAX "
-                                   "has no `jax.shard_map` yet: keep it until you move past 0.6.1")
-            else:
-                yield self._rewrite(ctx, call, target, options)
+            handled.add(id(target))
+            yield self._rewrite(ctx, call, target, options)
+        for node in [*ctx.nodes(ast.Name), *ctx.nodes(ast.Attribute)]:  # the function used as a value
+            if (id(node) not in handled and isinstance(node.ctx, ast.Load) and ctx.qualname(node) == LEGACY
+                    and not isinstance(ctx.parent(node), ast.Attribute)):
+                yield self.finding(ctx, node, "`jax.experimental.shard_map.shard_map` is deprecated since JAX 0.8.0 and "
+                                   "used as a value here: replace it with `jax.shard_map` by hand (options "
+                                   "keyword-only, `check_vma`, `axis_names`)")
 
     def _rewrite(self, ctx: FileContext, call: ast.Call, callee: ast.expr, options: List[ast.expr]) -> Finding:
         message = "`jax.experimental.shard_map.shard_map` is deprecated since JAX 0.8.0: use `jax.shard_map`"
@@ -91,6 +96,10 @@ class ShardMap(Rule):
         given = {name: arg for name, arg in zip(POSITIONAL, options)}
         given.update({k.arg: k.value for k in call.keywords})  # type: ignore[misc]
         mesh = given.get("mesh")
+        if "auto" in given and not isinstance(mesh, (ast.Name, ast.Attribute)):
+            why = ("the mesh arrives later" if mesh is None else "the mesh is computed in place (the fix names it twice)")
+            return self.finding(ctx, call, f"{message}; `auto=` needs the mesh's axis names and {why}",
+                                suggestion="jax.shard_map(f, mesh=mesh, ..., axis_names=frozenset(mesh.axis_names) - auto)")
         for name, arg in zip(POSITIONAL, options):  # keyword-only in jax.shard_map
             edits.append(ctx.replace(arg, self._option(ctx, name, arg, mesh)))
         for kw in call.keywords:
@@ -105,6 +114,5 @@ class ShardMap(Rule):
         if name == "check_rep":
             return f"check_vma={text}"
         if name == "auto":
-            mesh_text = ctx.text(mesh) if mesh is not None else "mesh"
-            return f"axis_names=frozenset({mesh_text}.axis_names) - {text}"
+            return f"axis_names=frozenset({ctx.text(mesh)}.axis_names) - {text}"  # type: ignore[arg-type]
         return f"{name}={text}"

@@ -19,6 +19,7 @@ import sys
 import time
 import traceback
 import types
+import warnings
 from typing import Any, Dict, List
 
 _SELF = os.path.abspath(__file__)
@@ -105,7 +106,12 @@ def install_recorder(calls: List[Dict[str, Any]]) -> None:
     modern_pjit = jax._src.pjit.pjit
     if not getattr(modern_pjit, "_jaxmigrate_legacy", False) and not hasattr(modern_pjit, "_jaxmigrate_recording"):
         recorded = _recording(modern_pjit, dirs)
-        jax._src.pjit.pjit = jax.experimental.pjit.pjit = recorded
+        jax._src.pjit.pjit = recorded
+        deprecated = getattr(jax.experimental.pjit, "_deprecations", {})
+        if "pjit" in deprecated:  # keep the access warning: a migrated script that still uses pjit must show it
+            deprecated["pjit"] = (deprecated["pjit"][0], recorded)
+        else:
+            jax.experimental.pjit.pjit = recorded
 
 
 def run_script(path: str, filename: str, namespace: Dict[str, Any]):
@@ -127,6 +133,17 @@ def run_script(path: str, filename: str, namespace: Dict[str, Any]):
     except BaseException as exc:  # noqa: BLE001 - the script's failure is an observation
         return _describe(exc), module.__dict__
     return None, module.__dict__
+
+
+def deprecations(caught) -> List[str]:
+    """The distinct deprecation messages the script caused (DeprecationWarning, FutureWarning)."""
+    seen: List[str] = []
+    for w in caught:
+        if issubclass(w.category, (DeprecationWarning, FutureWarning)):
+            text = f"{w.category.__name__}: {str(w.message).splitlines()[0]}"
+            if text not in seen:
+                seen.append(text)
+    return seen
 
 
 def _describe(exc: BaseException) -> Dict[str, str]:
@@ -163,7 +180,10 @@ def main(argv=None) -> None:
     calls: List[Dict[str, Any]] = []
     install_recorder(calls)
     times["setup"] = time.time()
-    exception, namespace = run_script(args.script, args.filename or args.script, {})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DeprecationWarning)
+        warnings.simplefilter("always", FutureWarning)
+        exception, namespace = run_script(args.script, args.filename or args.script, {})
     times["run"] = time.time()
 
     from jaxmigrate.verify.observe import observe_globals
@@ -171,6 +191,7 @@ def main(argv=None) -> None:
     result = {
         "side": args.side, "process": args.process_id, "calls": calls,
         "globals": observe_globals(namespace), "exception": exception, "times": times,
+        "deprecations": deprecations(caught),
     }
     tmp = args.out + ".tmp"
     with open(tmp, "wb") as f:

@@ -91,6 +91,9 @@ def render_text(verdict, max_differences: int = 5) -> str:
         lines.append(f"  ... and {len(v.differences) - max_differences} more differences")
     for error in v.errors:
         lines.append("  " + error.rstrip().replace("\n", "\n    "))
+    if v.deprecations:
+        lines.append("  the after side still warns (not yet on current JAX):")
+        lines.extend(f"    {d}" for d in v.deprecations)
     return "\n".join(lines)
 
 

@@ -51,6 +51,8 @@ class Verdict:
     differences: List[Difference] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)
     compared: str = ""
+    # deprecation warnings the after side caused: migrated code that still warns is not done
+    deprecations: List[str] = field(default_factory=list)
     runs: List[ProcessRun] = field(default_factory=list, repr=False)
 
     @property
@@ -63,6 +65,7 @@ class Verdict:
             "before": self.before, "after": self.after, "devices": self.devices, "processes": self.processes,
             "seconds": round(self.seconds, 3), "compared": self.compared,
             "differences": [d.to_dict() for d in self.differences], "errors": self.errors,
+            "deprecations": self.deprecations,
         }
 
 
@@ -184,6 +187,8 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         verdict.errors = failures
         return verdict
     pairs = list(zip(runs["before"], runs["after"]))
+    for _, a in pairs:
+        verdict.deprecations += [d for d in a.result.get("deprecations", ()) if d not in verdict.deprecations]
     raised = [b.result["exception"] for b, _ in pairs if b.result["exception"]]
     for b, a in pairs:
         verdict.differences += compare_process(b.result, a.result, b.process, prefix_only=bool(raised))

@@ -12,10 +12,13 @@ pjit's input/output contract):
   (a ``sys.meta_path`` finder);
 - ``jax.experimental.pjit.{pjit, FROM_GDA, PartitionSpec, NamedSharding, with_sharding_constraint}``,
   ``jax._src.pjit.pjit``, ``jax.experimental.PartitionSpec``, ``jax.interpreters.pxla.{PartitionSpec,
-  Mesh, thread_resources}``, ``jax.sharding.{MeshPspecSharding, OpShardingSharding}``
+  Mesh, thread_resources}``, ``jax.sharding.{MeshPspecSharding, OpShardingSharding, use_mesh}``
   (attributes);
 - the options ``jax_array`` / ``jax_parallel_functions_output_gda`` and ``live_buffers()`` on
-  devices and backends.
+  devices and backends; ``jax.device_put_sharded`` / ``jax.device_put_replicated``;
+- ``jax.sharding.PositionalSharding`` (also ``jax.experimental.sharding`` and
+  ``jax._src.sharding_impls``), converted to a ``NamedSharding`` where JAX takes a sharding
+  (``_positional``).
 
 It is written from the documented legacy behaviour, not from jaxmigrate's rules: the verifier
 compares the legacy program run on this runtime with the migrated program run on plain JAX.
@@ -112,9 +115,10 @@ def install() -> None:
     from jax._src import sharding_impls
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-    from jaxmigrate.verify.legacy import _buffers, _config, _mesh, pjit
+    from jaxmigrate.verify.legacy import _buffers, _config, _mesh, _positional, pjit
 
     _config.install()
+    _positional.install()
     _mesh.patch_mesh_context()
     _buffers.install()
     for module in (jax.experimental.pjit, jax._src.pjit):
@@ -127,6 +131,8 @@ def install() -> None:
     pxla = jax.interpreters.pxla
     pxla.PartitionSpec, pxla.Mesh, pxla.thread_resources = PartitionSpec, Mesh, _mesh.thread_resources
     jax.sharding.MeshPspecSharding = NamedSharding
+    if not hasattr(jax.sharding, "use_mesh"):  # 0.5.0 to 0.7.0: the name set_mesh had before
+        jax.sharding.use_mesh = jax.set_mesh
     if hasattr(sharding_impls, "GSPMDSharding"):
         jax.sharding.OpShardingSharding = sharding_impls.GSPMDSharding
     import jax._src.lib
@@ -135,6 +141,10 @@ def install() -> None:
     for parent in (jax.lib, jax._src.lib):  # 0.4.1 imported xla_bridge with jax: plain attribute access works
         name = f"{parent.__name__}.xla_bridge"
         sys.modules[name] = parent.xla_bridge = _MODULES[name](name)
+    from jaxmigrate.verify.legacy import _device_put
+
+    jax.device_put_sharded = _device_put.device_put_sharded
+    jax.device_put_replicated = _device_put.device_put_replicated
     import jax.tree_util
 
     for name in ("tree_map", "tree_flatten", "tree_leaves", "tree_structure", "tree_unflatten", "tree_transpose",

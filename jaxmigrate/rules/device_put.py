@@ -1,0 +1,137 @@
+"""JM704: ``jax.device_put_sharded`` / ``jax.device_put_replicated`` → ``jax.device_put`` with a sharding."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, Optional, Tuple
+
+from jaxmigrate.rules.base import Example, Finding, Fix, ImportRef, Rule, snippet
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.gda import NAMED_SHARDING, PARTITION_SPEC, bind_arguments
+
+SHARDED = "jax.device_put_sharded"
+REPLICATED = "jax.device_put_replicated"
+PARAMS = {SHARDED: ("shards", "devices"), REPLICATED: ("x", "devices")}
+MESH = "jax.sharding.Mesh"
+# device lists that are safe to name twice (device_put_replicated needs their length too)
+PURE_DEVICES = ("jax.devices", "jax.local_devices")
+
+
+class DevicePutPmap(Rule):
+    """
+    ## What it does
+    Rewrites `jax.device_put_sharded(shards, devices)` to
+    `jax.device_put(jax.tree.map(lambda *s: jnp.stack(s), *shards), NamedSharding(Mesh(np.array(devices), ("x",)), P("x")))`
+    and `jax.device_put_replicated(x, devices)` to
+    `jax.device_put(jax.tree.map(lambda v: jnp.stack([v] * len(devices)), x), <the same sharding>)`:
+    the stacked array, split along its new leading axis, one slice per device, as before. The
+    `jax.tree.map` keeps pytrees of shards working. These are the drop-in replacements of JAX's
+    own pmap migration guide (`docs/migrate_pmap.md`, "Drop-in replacements"). Applied for
+    targets where the two are deprecated (0.8.1 and later).
+
+    The fix is unsafe: the result is a `jax.Array` with a `NamedSharding` instead of the pmap
+    layout (`PmapSharding`, itself removed in 0.10.0), and the stacked array is built in full
+    before it is split (for `device_put_replicated`, `len(devices)` copies).
+    `device_put_replicated` with a device list that is not a name or `jax.devices()` /
+    `jax.local_devices()` is reported, as the fix names the list twice.
+
+    ## Why is this bad?
+    Both were deprecated in JAX 0.8.1 ("use `jax.device_put` with a sharding") and removed in
+    0.10.0, with the rest of the pmap infrastructure.
+    """
+
+    code = "JM704"
+    name = "device-put-pmap"
+    summary = "`jax.device_put_sharded`/`device_put_replicated` → `jax.device_put` with a `NamedSharding`"
+    fix_safety = "unsafe"
+    triggers = (b"device_put_sharded", b"device_put_replicated")
+    deprecated_in = "0.8.1"
+    removed_in = "0.10.0"
+    replacement_since = "0.4.25"  # jax.tree.map
+    examples = (
+        Example(
+            snippet("""
+                import jax
+                import numpy as np
+
+                devices = jax.local_devices()
+                batch = jax.device_put_sharded([np.ones(3) * i for i in range(len(devices))], devices)
+            """),
+            snippet("""
+                import jax
+                import numpy as np
+                import jax.numpy as jnp
+
+                devices = jax.local_devices()
+                batch = jax.device_put(jax.tree.map(lambda *s: jnp.stack(s), *[np.ones(3) * i for i in range(len(devices))]), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(devices), ("x",)), jax.sharding.PartitionSpec("x")))
+            """),
+            unsafe=True,
+        ),
+        Example(
+            snippet("""
+                import jax
+
+                def replicate(params, pick):
+                    return jax.device_put_replicated(params, pick(jax.devices()))
+            """),
+            snippet("""
+                import jax
+
+                def replicate(params, pick):
+                    return jax.device_put_replicated(params, pick(jax.devices()))
+            """),
+            flagged=True,
+            title="a device list computed in place is reported",
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]
+            return
+        for call, callee in ctx.calls_to(SHARDED, REPLICATED):
+            message = (f"`{callee}` is deprecated since JAX 0.8.1 and removed in 0.10.0: use `jax.device_put` "
+                       "with a sharding")
+            args = bind_arguments(call, PARAMS[callee])
+            if args is None or len(args) != 2:
+                yield self.finding(ctx, call, message, suggestion=_suggestion(callee))
+            elif callee == REPLICATED and not _pure(ctx, args["devices"]):
+                yield self.finding(ctx, call, f"{message}; name the device list first (the fix uses it twice)",
+                                   suggestion=_suggestion(callee))
+            else:
+                yield self.finding(ctx, call, message, self._fix(ctx, call, callee, args))
+
+    def _fix(self, ctx: FileContext, call: ast.Call, callee: str, args) -> Fix:
+        np_, imports = ctx.module_reference("numpy", "np", at=call)
+        jnp, more0 = ctx.module_reference("jax.numpy", "jnp", at=call)
+        put, more = ctx.reference("jax.device_put", at=call, dotted=True)
+        tree_map, more2 = ctx.reference("jax.tree.map", at=call, dotted=True)
+        sharding, more3 = _sharding(ctx, call, np_, ctx.text(args["devices"]))
+        devices = ctx.text(args["devices"])
+        if callee == SHARDED:
+            stacked = f"{tree_map}(lambda *s: {jnp}.stack(s), *{ctx.text(args['shards'])})"
+        else:
+            stacked = f"{tree_map}(lambda v: {jnp}.stack([v] * len({devices})), {ctx.text(args['x'])})"
+        edit = ctx.replace(call, f"{put}({stacked}, {sharding})")
+        return Fix("unsafe", edits=(edit,), add_imports=imports + more0 + more + more2 + more3,
+                   drop_unused_imports=ctx.root_import(call.func))
+
+
+def _sharding(ctx: FileContext, at: ast.AST, np_: str, devices: str) -> Tuple[str, Tuple[ImportRef, ...]]:
+    named, a = ctx.reference(NAMED_SHARDING, at=at)
+    mesh, b = ctx.reference(MESH, at=at)
+    spec, c = ctx.reference(PARTITION_SPEC, at=at)
+    return f'{named}({mesh}({np_}.array({devices}), ("x",)), {spec}("x"))', a + b + c
+
+
+def _pure(ctx: FileContext, devices: ast.expr) -> bool:
+    if isinstance(devices, (ast.Name, ast.Attribute)):
+        return True
+    return isinstance(devices, ast.Call) and not devices.args and ctx.qualname(devices.func) in PURE_DEVICES
+
+
+def _suggestion(callee: str) -> Optional[str]:
+    if callee == SHARDED:
+        return ('jax.device_put(jax.tree.map(lambda *s: jnp.stack(s), *shards), '
+                'NamedSharding(Mesh(np.array(devices), ("x",)), P("x")))')
+    return ('jax.device_put(jax.tree.map(lambda v: jnp.stack([v] * len(devices)), x), '
+            'NamedSharding(Mesh(np.array(devices), ("x",)), P("x")))')

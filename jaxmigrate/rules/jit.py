@@ -1,0 +1,148 @@
+"""JM701: ``jax.experimental.pjit.pjit`` → ``jax.jit`` (keyword-only options, legacy ``None`` → ``P()``)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, List, Tuple
+
+from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.gda import spec_source
+from jaxmigrate.rules.jit_plan import JIT, POSITIONAL, SHARDINGS, SINCE, PjitUse, blocker, kwargs_entries, module_blocker, pjit_uses
+
+class PjitToJit(Rule):
+    """
+    ## What it does
+    Rewrites `jax.experimental.pjit.pjit` to `jax.jit`: in calls, in `functools.partial(pjit,
+    ...)` (also as a decorator) and as a bare `@pjit` decorator. `jax.jit` takes its options
+    keyword-only, so positional specs become keywords (`pjit(f, P("x"), None)` →
+    `jax.jit(f, in_shardings=P("x"), out_shardings=P())`); `in_axis_resources` and
+    `out_axis_resources` become `in_shardings` and `out_shardings`. A literal `None` spec,
+    which legacy pjit read as *replicated*, becomes `P()`: in `jax.jit`, `None` means
+    *unspecified* (an output follows propagation, an input keeps its own placement). Imports of
+    pjit left unused are dropped. Applied for targets that deprecate pjit (0.8.0 and later).
+
+    The fix is unsafe: a bare `PartitionSpec` in `jax.jit` needs the mesh set with
+    `jax.set_mesh(mesh)`; `with mesh:` does not provide it. JM702 rewrites those blocks, and
+    the two are planned together per module: where one pjit or one `with mesh:` cannot be
+    rewritten (pjit used as a value, options through `**kwargs` from elsewhere, `FROM_GDA` in
+    the shardings, a module that reads `thread_resources`), neither rule rewrites anything in
+    that module and both report why. A spec held in a variable may still contain a `None` that
+    meant replicated: check it.
+
+    ## Why is this bad?
+    `jax.experimental.pjit.pjit` is deprecated since JAX 0.8.0 ("use `jax.jit` instead") and
+    warns on every import.
+    """
+
+    code = "JM701"
+    name = "pjit-to-jit"
+    summary = "`jax.experimental.pjit.pjit` → `jax.jit` (keyword-only options, legacy `None` → `P()`)"
+    fix_safety = "unsafe"
+    triggers = (b"pjit",)
+    deprecated_in = SINCE
+    replacement_since = SINCE
+    examples = (
+        Example(
+            snippet("""
+                from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
+
+                step = pjit(lambda x: x * 2, P("x"), None, donate_argnums=0)
+            """),
+            snippet("""
+                from jax.sharding import PartitionSpec as P
+                import jax
+
+                step = jax.jit(lambda x: x * 2, in_shardings=P("x"), out_shardings=P(), donate_argnums=0)
+            """),
+            unsafe=True,
+            title="positional specs become keywords, `None` becomes `P()`",
+        ),
+        Example(
+            snippet("""
+                from functools import partial
+
+                import jax
+                from jax.experimental.pjit import pjit
+
+                @partial(pjit, in_shardings=None, out_shardings=None, static_argnums=1)
+                def step(x, n):
+                    return x * n
+            """),
+            snippet("""
+                from functools import partial
+
+                import jax
+
+                @partial(jax.jit, in_shardings=jax.sharding.PartitionSpec(), out_shardings=jax.sharding.PartitionSpec(), static_argnums=1)
+                def step(x, n):
+                    return x * n
+            """),
+            unsafe=True,
+            title="partial used as a decorator",
+        ),
+        Example(
+            snippet("""
+                from jax.experimental.pjit import pjit
+
+                def compile_all(fns, use_pjit):
+                    wrap = pjit if use_pjit else None
+                    return [wrap(f) for f in fns]
+            """),
+            snippet("""
+                from jax.experimental.pjit import pjit
+
+                def compile_all(fns, use_pjit):
+                    wrap = pjit if use_pjit else None
+                    return [wrap(f) for f in fns]
+            """),
+            flagged=True,
+            title="pjit used as a value is reported",
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if not ctx.target_at_least(SINCE):
+            return
+        message = "`jax.experimental.pjit.pjit` is deprecated since JAX 0.8.0: use `jax.jit`"
+        held = module_blocker(ctx)
+        for use in pjit_uses(ctx):
+            why = blocker(ctx, use)
+            if why:
+                yield self.finding(ctx, use.node, f"{message}; {why}")
+            elif held:
+                yield self.finding(ctx, use.node, f"{message}; held back with the module's other pjit and mesh uses: {held}")
+            else:
+                yield self.finding(ctx, use.node, message, self._fix(ctx, use))
+
+    def _fix(self, ctx: FileContext, use: PjitUse) -> Fix:
+        ref, imports = ctx.reference(JIT, at=use.node, dotted=True)
+        edits: List[Edit] = [ctx.replace(use.callee, ref)]
+        specs = False
+        for name, arg in zip(POSITIONAL, use.options):
+            text, more = self._value(ctx, name, arg, use.node)
+            edits.append(ctx.replace(arg, f"{name}={text}"))
+            imports += more
+            specs = specs or name in SHARDINGS
+        for kw in use.keywords:
+            if kw.arg in SHARDINGS:
+                text, more = self._value(ctx, kw.arg, kw.value, use.node)  # type: ignore[arg-type]
+                edits.append(ctx.replace(kw, f"{SHARDINGS[kw.arg]}={text}"))  # type: ignore[index]
+                imports += more
+                specs = True
+            elif kw.arg is None:  # a keyword dict used only here: its legacy None values become P()
+                for key, value in kwargs_entries(ctx, kw.value) or ():
+                    specs = specs or key in SHARDINGS
+                    text, more = self._value(ctx, key, value, use.node)
+                    if key in SHARDINGS and text != ctx.text(value):
+                        edits.append(ctx.replace(value, text))
+                        imports += more
+        safety = "unsafe" if specs else "safe"
+        return Fix(safety, edits=tuple(edits), add_imports=imports, drop_unused_imports=ctx.root_import(use.callee))
+
+    @staticmethod
+    def _value(ctx: FileContext, name: str, value: ast.expr, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
+        if name in SHARDINGS:
+            return spec_source(ctx, value, at)
+        return ctx.text(value), ()

@@ -1,0 +1,174 @@
+"""What JM701 (pjit → jax.jit) and JM702 (`with mesh:` → `jax.set_mesh`) may do in a module.
+
+The two rewrites are one migration: `jax.jit` with bare PartitionSpecs needs the mesh that
+`jax.set_mesh` sets, and a pjit left behind loses the one `with mesh:` set. So they are planned
+together, per module: either every pjit and every `with mesh:` can be rewritten, or none is and
+both rules report why.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.gda import FROM_GDA, PARTIAL, PJIT
+from jaxmigrate.rules.pjit_calls import is_mesh, set_mesh_argument
+
+JIT = "jax.jit"
+# pjit's positional parameters after the function, in order (the same in 0.4.1 and 0.10.2)
+POSITIONAL = ("in_shardings", "out_shardings", "static_argnums", "donate_argnums")
+SHARDINGS = {"in_shardings": "in_shardings", "out_shardings": "out_shardings",
+             "in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"}
+LEGACY = ("in_axis_resources", "out_axis_resources")
+SINCE = "0.8.0"  # pjit deprecated; jax.jit with shardings and jax.set_mesh (0.7.1) exist there
+
+
+@dataclass
+class PjitUse:
+    """A reference to pjit: a call, a ``partial(pjit, ...)``, a bare decorator, or anything else."""
+
+    node: ast.AST  # the call, or the reference itself
+    callee: ast.expr  # the expression naming pjit
+    options: List[ast.expr]  # positional arguments after the function
+    keywords: List[ast.keyword]
+    kind: str  # "call", "partial", "decorator" or "other"
+
+
+def pjit_uses(ctx: FileContext) -> List[PjitUse]:
+    """Every reference to JAX's pjit in the module, classified."""
+    uses, seen = [], set()
+    for call in ctx.nodes(ast.Call):
+        callee = ctx.qualname(call.func)
+        if callee == PJIT:
+            uses.append(PjitUse(call, call.func, call.args[1:], call.keywords, "call"))
+            seen.add(id(call.func))
+        elif callee == PARTIAL and call.args and ctx.qualname(call.args[0]) == PJIT:
+            uses.append(PjitUse(call, call.args[0], [], call.keywords, "partial"))
+            seen.add(id(call.args[0]))
+    decorators = {id(d) for f in [*ctx.nodes(ast.FunctionDef), *ctx.nodes(ast.AsyncFunctionDef)] for d in f.decorator_list}
+    for node in [*ctx.nodes(ast.Name), *ctx.nodes(ast.Attribute)]:
+        if id(node) in seen or not isinstance(node.ctx, ast.Load) or ctx.qualname(node) != PJIT:
+            continue
+        if isinstance(node, ast.Attribute) and isinstance(ctx.parent(node), ast.Attribute):
+            continue
+        kind = "decorator" if id(node) in decorators else "other"
+        uses.append(PjitUse(node, node, [], [], kind))  # type: ignore[arg-type]
+    return uses
+
+
+def blocker(ctx: FileContext, use: PjitUse) -> Optional[str]:
+    """Why this use cannot be rewritten automatically, or None."""
+    if use.kind == "other":
+        return "pjit is used as a value here: replace it with `jax.jit` by hand (its options are keyword-only)"
+    if use.kind == "partial" and len(use.node.args) > 1:  # type: ignore[attr-defined]
+        return "`partial(pjit, f, ...)` binds the function: write `partial(jax.jit, f, ...)` with keyword options by hand"
+    if len(use.options) > len(POSITIONAL) or any(isinstance(a, ast.Starred) for a in use.options):
+        return "starred or extra positional arguments: write the `jax.jit` keywords by hand"
+    if isinstance(use.node, ast.Call) and any(isinstance(a, ast.Starred) for a in use.node.args):
+        return "starred arguments: write the `jax.jit` keywords by hand"
+    given = [*POSITIONAL[: len(use.options)], *(SHARDINGS.get(k.arg, k.arg) for k in use.keywords if k.arg)]
+    if len(given) != len(set(given)):
+        return "an option is given twice (positionally and by keyword, or in both spellings)"
+    for kw in use.keywords:
+        entries = kwargs_entries(ctx, kw.value) if kw.arg is None else []
+        if entries is None:
+            return ("options arrive through `**kwargs` built elsewhere: pass them to `jax.jit` as keywords, "
+                    "with `P()` for a legacy `None`")
+        if any(k in LEGACY for k, _ in entries):
+            return "the keyword dict still has the legacy keys: rename them first (JM101)"
+    for value in [*use.options[:2], *(v for _, v in sharding_values(ctx, use))]:
+        if any(ctx.qualname(n) == FROM_GDA for n in ast.walk(value)):
+            return "FROM_GDA in the shardings: migrate it first (JM503)"
+    return None
+
+
+def kwargs_entries(ctx: FileContext, value: ast.expr) -> Optional[List[Tuple[str, ast.expr]]]:
+    """(key, value) of a keyword dict that reaches pjit only through ``**name``: a ``dict(...)`` or
+    ``{...}`` assigned once in the same scope and used nowhere else; None otherwise."""
+    if not isinstance(value, ast.Name):
+        return None
+    stmt = ctx.single_assignment(value)
+    if stmt is None or len(stmt.targets) != 1:
+        return None
+    scope = ctx.resolver.scope_of(value)
+    if sum(1 for n in ctx.loads_of(value.id, None) if ctx.resolver.scope_of(n) is scope) != 1:
+        return None
+    built = stmt.value
+    if isinstance(built, ast.Call) and isinstance(built.func, ast.Name) and built.func.id == "dict" and not built.args:
+        if all(k.arg for k in built.keywords):
+            return [(k.arg, k.value) for k in built.keywords]  # type: ignore[misc]
+    if isinstance(built, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in built.keys):
+        return [(k.value, v) for k, v in zip(built.keys, built.values)]  # type: ignore[union-attr]
+    return None
+
+
+def sharding_values(ctx: FileContext, use: PjitUse) -> List[Tuple[str, ast.expr]]:
+    """(keyword, value) of every sharding option given by keyword, directly or in a ``**`` dict."""
+    found = []
+    for kw in use.keywords:
+        if kw.arg in SHARDINGS:
+            found.append((kw.arg, kw.value))
+        elif kw.arg is None:
+            found += [(k, v) for k, v in kwargs_entries(ctx, kw.value) or () if k in SHARDINGS]
+    return found
+
+
+@dataclass
+class MeshWith:
+    """One `with` item that enters a mesh the old way."""
+
+    statement: ast.stmt
+    item: ast.withitem
+    problem: Optional[str]  # why it cannot be rewritten, or None
+
+
+def mesh_withs(ctx: FileContext) -> List[MeshWith]:
+    found = []
+    for node in [*ctx.nodes(ast.With), *ctx.nodes(ast.AsyncWith)]:
+        for index, item in enumerate(node.items):
+            expr, bound = item.context_expr, item.optional_vars
+            if set_mesh_argument(ctx, expr) is not None or not is_mesh(ctx, expr):
+                continue
+            problem = None
+            if bound is not None and index:
+                problem = "`as` on a later item of the `with`: assign the mesh before the `with` by hand"
+            elif bound is not None and not isinstance(bound, ast.Name):
+                problem = "`as` with a pattern: assign the mesh before the `with` by hand"
+            found.append(MeshWith(node, item, problem))
+    return found
+
+
+def uses_jax(ctx: FileContext) -> bool:
+    """Whether the module imports anything from JAX (a name like ``mesh_lock`` is no mesh elsewhere)."""
+    for node in [*ctx.nodes(ast.Import), *ctx.nodes(ast.ImportFrom)]:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        if any(n == "jax" or n.startswith("jax.") for n in names):
+            return True
+    return False
+
+
+def module_blocker(ctx: FileContext) -> Optional[str]:
+    """Why neither rewrite may happen in this module (the first reason found), or None."""
+    if not ctx.target_at_least(SINCE):
+        return "the target JAX still has pjit undeprecated" if pjit_uses(ctx) else None
+    for use in pjit_uses(ctx):
+        why = blocker(ctx, use)
+        if why:
+            line = getattr(use.node, "lineno", 0)
+            return f"the pjit on line {line} needs a person"
+    if pjit_uses(ctx):
+        from jaxmigrate.rules.host_local import HostLocalInputs  # JM504 reads pjit calls: it goes first
+
+        host_local = next(iter(HostLocalInputs().check(ctx)), None)
+        if host_local is not None:
+            return f"host-local inputs on line {host_local.line} need their conversion first (JM504)"
+    for w in mesh_withs(ctx) if uses_jax(ctx) else ():
+        if w.problem:
+            return f"the `with` on line {w.statement.lineno} needs a person"
+    if any(n.attr == "thread_resources" for n in ctx.nodes(ast.Attribute)) or any(
+        n.id == "thread_resources" for n in ctx.nodes(ast.Name)
+    ):
+        return "the module reads `thread_resources`, which `jax.set_mesh` does not set"
+    return None

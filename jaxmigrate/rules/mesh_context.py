@@ -1,0 +1,136 @@
+"""JM702: ``with mesh:`` → ``with jax.set_mesh(mesh):``, together with JM701's pjit → jax.jit."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Iterator
+
+from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, snippet
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.jit_plan import mesh_withs, module_blocker, uses_jax
+from jaxmigrate.rules.statements import insert_before
+
+SET_MESH = "jax.set_mesh"
+SINCE = "0.7.1"
+# a `with` statement: it starts a line (no compound statement follows `;` or `:` on one line)
+_WITH_STATEMENT = re.compile(rb"^[ \t\f]*(?:async[ \t\f]+)?with\b", re.MULTILINE)
+
+
+class MeshContext(Rule):
+    """
+    ## What it does
+    Rewrites `with mesh:` on a `jax.sharding.Mesh` (a name bound to a `Mesh(...)` or
+    `maps.mesh(...)` construction, a construction itself, or a name or attribute called like a
+    mesh) to `with jax.set_mesh(mesh):`. `with Mesh(...) as m:` becomes `m = Mesh(...)` followed by
+    `with jax.set_mesh(m):`, as `jax.set_mesh` binds nothing to `as`. Applied for targets that
+    have `jax.set_mesh` (0.7.1 and later).
+
+    The fix is unsafe and belongs with JM701: `jax.jit` with bare `PartitionSpec`s reads the
+    mesh that `jax.set_mesh` sets, while `pjit` created outside the block reads the one `with
+    mesh:` sets. The two are planned together per module (see JM701): nothing is rewritten in a
+    module where one pjit or one `with` cannot be, or that reads `thread_resources` (which
+    `jax.set_mesh` does not set). Code in other modules that the block calls may still use
+    pjit: check it.
+
+    ## Why is this bad?
+    Entering a `Mesh` as a context manager is deprecated since JAX 0.10.1, and it does not
+    provide a mesh to `jax.jit` ("jit requires a non-empty mesh in context if you are passing
+    `PartitionSpec`s").
+    """
+
+    code = "JM702"
+    name = "mesh-context"
+    summary = "`with mesh:` → `with jax.set_mesh(mesh):` (with JM701)"
+    fix_safety = "unsafe"
+    triggers = (b"mesh", b"Mesh")
+
+    @classmethod
+    def wants(cls, data: bytes) -> bool:
+        return super().wants(data) and _WITH_STATEMENT.search(data) is not None
+    deprecated_in = "0.10.1"
+    replacement_since = SINCE
+    examples = (
+        Example(
+            snippet("""
+                import jax
+                import numpy as np
+                from jax.sharding import Mesh, PartitionSpec as P
+
+                mesh = Mesh(np.array(jax.devices()), ("x",))
+                step = jax.jit(lambda a: a * 2, in_shardings=P("x"), out_shardings=P())
+                with mesh:
+                    out = step(np.arange(8.0))
+            """),
+            snippet("""
+                import jax
+                import numpy as np
+                from jax.sharding import Mesh, PartitionSpec as P
+
+                mesh = Mesh(np.array(jax.devices()), ("x",))
+                step = jax.jit(lambda a: a * 2, in_shardings=P("x"), out_shardings=P())
+                with jax.set_mesh(mesh):
+                    out = step(np.arange(8.0))
+            """),
+            unsafe=True,
+        ),
+        Example(
+            snippet("""
+                import jax
+                import numpy as np
+                from jax.sharding import Mesh
+
+                def run(f, x):
+                    with Mesh(np.array(jax.devices()), ("x",)) as mesh:
+                        return f(x, mesh)
+            """),
+            snippet("""
+                import jax
+                import numpy as np
+                from jax.sharding import Mesh
+
+                def run(f, x):
+                    mesh = Mesh(np.array(jax.devices()), ("x",))
+                    with jax.set_mesh(mesh):
+                        return f(x, mesh)
+            """),
+            unsafe=True,
+            title="`as` binds nothing under `jax.set_mesh`: the mesh is assigned first",
+        ),
+        Example(
+            snippet("""
+                import threading
+
+                mesh_lock = threading.Lock()
+                with mesh_lock:
+                    pass
+            """),
+            title="no JAX in the module: a name like a mesh is not taken for one",
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if not ctx.target_at_least(SINCE) or not uses_jax(ctx):
+            return
+        message = ("`with mesh:` is deprecated since JAX 0.10.1 and gives `jax.jit` no mesh for bare "
+                   "PartitionSpecs: use `with jax.set_mesh(mesh):`")
+        held = module_blocker(ctx)
+        for w in mesh_withs(ctx):
+            expr = w.item.context_expr
+            if w.problem:
+                yield self.finding(ctx, expr, f"{message}; {w.problem}")
+            elif held:
+                yield self.finding(ctx, expr, f"{message}; held back with the module's other pjit and mesh uses: {held}")
+            else:
+                yield self.finding(ctx, expr, message, self._fix(ctx, w.statement, w.item))
+
+    @staticmethod
+    def _fix(ctx: FileContext, node: ast.stmt, item: ast.withitem) -> Fix:
+        set_mesh, imports = ctx.reference(SET_MESH, at=node, dotted=True)
+        expr, bound = item.context_expr, item.optional_vars
+        if bound is None:
+            return Fix("unsafe", edits=(ctx.replace(expr, f"{set_mesh}({ctx.text(expr)})"),), add_imports=imports)
+        name = ctx.text(bound)
+        edits = (insert_before(ctx, node, [f"{name} = {ctx.text(expr)}"]),
+                 Edit(ctx.span(expr)[0], ctx.span(bound)[1], f"{set_mesh}({name})"))
+        return Fix("unsafe", edits=edits, add_imports=imports)

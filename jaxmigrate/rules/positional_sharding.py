@@ -1,0 +1,525 @@
+"""JM703: ``jax.sharding.PositionalSharding`` → ``NamedSharding`` where the device layout is statically known."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Tuple, Union
+
+from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
+from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.gda import NAMED_SHARDING, PARTITION_SPEC
+from jaxmigrate.rules.statements import delete_statement
+
+LEGACY = ("jax.sharding.PositionalSharding", "jax.experimental.sharding.PositionalSharding",
+          "jax._src.sharding_impls.PositionalSharding")
+MESH = "jax.sharding.Mesh"
+OPS = ("reshape", "replicate", "transpose")
+# JAX functions that take a sharding (in any argument, also inside a tuple, list or dict literal)
+SINKS = frozenset((
+    "jax.device_put", "jax.jit", "jax.experimental.pjit.pjit", "jax.lax.with_sharding_constraint",
+    "jax.experimental.pjit.with_sharding_constraint", "jax.make_array_from_callback",
+    "jax.make_array_from_single_device_arrays", "jax.make_array_from_process_local_data", "jax.ShapeDtypeStruct",
+))
+PARTIAL = "functools.partial"
+ONE_DIM = ("jax.devices", "jax.local_devices")
+NDARRAY = ("numpy.array", "numpy.asarray")
+CREATE_DEVICE_MESH = "jax.experimental.mesh_utils.create_device_mesh"
+MESSAGE = "`PositionalSharding` is deprecated since JAX 0.6.0 and removed in 0.7.0: use `NamedSharding`"
+GENERIC = 'NamedSharding(Mesh(np.array(devices).reshape(a, b), ("x", "y")), P("x", None))'
+PURE = frozenset((*ONE_DIM, *NDARRAY, CREATE_DEVICE_MESH, "len", "tuple", "list", "range"))  # safe to run again
+STABLE_BINDERS = (ast.Assign, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def axis_names(rank: int) -> Tuple[str, ...]:
+    return tuple(("x", "y", "z")[i] if i < 3 else f"a{i}" for i in range(rank))
+
+
+@dataclass
+class Layout:
+    """What a chain computes: the device grid's source and, per sharding dim, its mesh axis."""
+
+    devices: ast.expr  # the argument of PositionalSharding(...)
+    ndarray: bool  # whether ``devices`` is already a numpy array
+    reshapes: List[List[ast.expr]] = field(default_factory=list)
+    rank: int = 0  # of the device grid (the mesh)
+    dims: List[Optional[int]] = field(default_factory=list)  # mesh axis per sharding dim, None: replicated
+    inherited: List[ast.expr] = field(default_factory=list)  # source pieces that come from an assignment
+    assignments: List[ast.Assign] = field(default_factory=list)  # the `name = chain` statements read
+    base: Optional[ast.expr] = None  # the PositionalSharding reference
+
+
+@dataclass
+class Failure:
+    why: str
+    node: ast.AST  # where to report it
+
+
+Parsed = Union[Layout, Failure, None]
+
+
+class PositionalSharding(Rule):
+    """
+    ## What it does
+    Rewrites `jax.sharding.PositionalSharding` (also `jax.experimental.sharding` and
+    `jax._src.sharding_impls`) to the equivalent `NamedSharding` where the device layout is
+    known from the code: `PositionalSharding(devices).reshape(a, b).replicate(1)` becomes
+    `NamedSharding(Mesh(np.array(devices).reshape(a, b), ("x", "y")), P("x", None))`. The device
+    grid becomes the mesh (axes `"x"`, `"y"`, `"z"`, then `"a3"`, ...), each dim merged by
+    `replicate(axis)` gets `None` (`replicate()` gives `P()`, `keepdims=False` drops the dim),
+    and `.T`/`.transpose(...)` permute the spec. Without a `reshape`, the grid's rank must be
+    visible: 1 for `jax.devices()`, `jax.local_devices()`, a list literal or `np.array` of one,
+    the length of the shape in `mesh_utils.create_device_mesh((4, 2))`.
+
+    A chain is rewritten where it is passed to a JAX function that takes a sharding
+    (`jax.device_put`, `jax.jit`'s `in_shardings`/`out_shardings`, `with_sharding_constraint`,
+    `jax.make_array_from_callback`, ...). A name assigned a chain (`sharding =
+    PositionalSharding(...)`) is inlined into every use, and its assignment is deleted once
+    nothing else reads it; the device expression then runs at each use, so it may only call
+    `jax.devices()` and the like, and its names must mean the same there. Imports of
+    `PositionalSharding` left unused are dropped. Applied for targets that deprecate it (0.6.0
+    and later).
+
+    Reported, with the `NamedSharding` to write where it is known: a positional sharding passed
+    to any other function or used as a value (`.shape`, `isinstance`), a grid of unknown rank,
+    a `reshape` after `replicate` or `transpose`, arguments that are not literals.
+
+    The fix is safe: the `NamedSharding` places every shard on the same devices, and its mesh
+    lists the devices in the order the positional sharding did, so shardings of one
+    computation still agree.
+
+    ## Why is this bad?
+    `jax.sharding.PositionalSharding` is deprecated since JAX 0.6.0 ("Use jax.NamedSharding
+    instead") and is gone from JAX 0.7.0.
+    """
+
+    code = "JM703"
+    name = "positional-sharding"
+    summary = "`jax.sharding.PositionalSharding` → `NamedSharding` where the device layout is statically known"
+    fix_safety = "safe"
+    triggers = (b"PositionalSharding",)
+    deprecated_in = "0.6.0"
+    removed_in = "0.7.0"
+    replacement_since = "0.4.1"
+    examples = (
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental import mesh_utils
+                from jax.sharding import PositionalSharding
+
+                sharding = PositionalSharding(mesh_utils.create_device_mesh((8,)))
+                x = jax.numpy.zeros((8, 8))
+                y = jax.device_put(x, sharding.reshape(4, 2))
+                z = jax.device_put(x, sharding.reshape(4, 2).replicate(1))
+            """),
+            snippet("""
+                import jax
+                from jax.experimental import mesh_utils
+
+                x = jax.numpy.zeros((8, 8))
+                y = jax.device_put(x, jax.sharding.NamedSharding(jax.sharding.Mesh(mesh_utils.create_device_mesh((8,)).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec("x", "y")))
+                z = jax.device_put(x, jax.sharding.NamedSharding(jax.sharding.Mesh(mesh_utils.create_device_mesh((8,)).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec("x", None)))
+            """),
+            title="the tutorial's chains: the assignment is inlined and deleted",
+        ),
+        Example(
+            snippet("""
+                import jax
+                import numpy as np
+
+                s = jax.sharding.PositionalSharding(jax.devices()).reshape(4, 2)
+                f = jax.jit(lambda a: a * 2, in_shardings=s.replicate(0), out_shardings=s.replicate())
+            """),
+            snippet("""
+                import jax
+                import numpy as np
+
+                f = jax.jit(lambda a: a * 2, in_shardings=jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec(None, "y")), out_shardings=jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec()))
+            """),
+            title="`replicate(0)` and `replicate()` in `jax.jit`",
+        ),
+        Example(
+            snippet("""
+                import jax
+                from jax.sharding import PositionalSharding
+
+                def place(x, devices):
+                    return jax.device_put(x, PositionalSharding(devices))
+            """),
+            snippet("""
+                import jax
+                from jax.sharding import PositionalSharding
+
+                def place(x, devices):
+                    return jax.device_put(x, PositionalSharding(devices))
+            """),
+            flagged=True,
+            title="a device grid of unknown rank is reported",
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]  (set on this rule)
+            return
+        yield from _Plan(self, ctx).findings()
+
+
+class _Plan:
+    """Every use of PositionalSharding in one module: what is rewritten, deleted or reported."""
+
+    def __init__(self, rule: Rule, ctx: FileContext) -> None:
+        self.rule, self.ctx = rule, ctx
+        self._parsed: Dict[int, Parsed] = {}
+        self._status: Dict[int, str] = {}  # id(occurrence) -> "rewrite" | "delete" | "keep"
+        self.occurrences = [e for e in ctx.nodes(ast.Call) + ctx.nodes(ast.Name) + ctx.nodes(ast.Attribute)
+                            if self._is_maximal(e) and self.parse(e) is not None]
+        self.occurrences.sort(key=lambda e: ctx.span(e))
+
+    # parsing ---------------------------------------------------------------------------------
+    def parse(self, expr: ast.expr, depth: int = 0) -> Parsed:
+        """The layout a positional-sharding chain computes, why it cannot be known, or None if
+        ``expr`` is no such chain."""
+        key = id(expr)
+        if key not in self._parsed:
+            self._parsed[key] = None  # a cycle is no chain
+            self._parsed[key] = self._parse(expr, depth)
+        return self._parsed[key]
+
+    def _parse(self, expr: ast.expr, depth: int) -> Parsed:
+        ctx = self.ctx
+        if isinstance(expr, ast.Attribute) and expr.attr == "T":
+            inner = self.parse(expr.value, depth)
+            return self._transpose(inner, [], expr) if inner is not None else None
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in OPS:
+            inner = self.parse(expr.func.value, depth)
+            if inner is None or isinstance(inner, Failure):
+                return inner
+            return self._apply(inner, expr)
+        if isinstance(expr, ast.Call) and ctx.qualname(expr.func) in LEGACY:
+            return self._base(expr)
+        if isinstance(expr, ast.Name) and isinstance(expr.ctx, ast.Load) and depth < 8:
+            stmt = ctx.single_assignment(expr)
+            if stmt is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+                return None
+            inner = self.parse(stmt.value, depth + 1)
+            if not isinstance(inner, Layout):
+                return inner
+            return _copy(inner, inherited=[*inner.inherited, inner.devices, *[a for r in inner.reshapes for a in r]],
+                         assignments=[stmt, *inner.assignments])
+        return None
+
+    def _base(self, call: ast.Call) -> Union[Layout, Failure]:
+        if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+            return Failure("`PositionalSharding` takes the device grid alone here: write the `NamedSharding` by hand", call)
+        devices = call.args[0]
+        rank, ndarray = self._grid_rank(devices, 0)
+        return Layout(devices, ndarray, rank=rank or 0, dims=list(range(rank or 0)), base=call.func)
+
+    def _grid_rank(self, node: ast.expr, depth: int) -> Tuple[Optional[int], bool]:
+        """The rank of a device grid expression where it is visible, and whether it is an ndarray."""
+        ctx = self.ctx
+        if isinstance(node, (ast.List, ast.Tuple)):  # of devices (rank 0) or of rows of equal rank
+            inner = {self._grid_rank(e, depth)[0] for e in node.elts}
+            return (1 + inner.pop(), False) if len(inner) == 1 and None not in inner else (None, False)
+        if isinstance(node, ast.Subscript):  # devices[0] is a device, devices[:4] a row
+            rank = self._grid_rank(node.value, depth)[0]
+            if rank is None or isinstance(node.slice, ast.Tuple):
+                return None, False
+            return (rank if isinstance(node.slice, ast.Slice) else rank - 1 if rank else None), False
+        if isinstance(node, ast.Call):
+            callee = ctx.qualname(node.func)
+            if callee in ONE_DIM:
+                return 1, False
+            if callee in NDARRAY and len(node.args) == 1:
+                return self._grid_rank(node.args[0], depth)[0], True
+            if callee == CREATE_DEVICE_MESH:
+                shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mesh_shape"), None)
+                count = _literal_length(shape)
+                return count, True
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "reshape":
+                return _shape_length(node), self._grid_rank(node.func.value, depth)[1]
+        if isinstance(node, ast.Name) and depth < 8:
+            stmt = ctx.single_assignment(node)
+            if stmt is not None and len(stmt.targets) == 1:
+                return self._grid_rank(stmt.value, depth + 1)
+        return None, False
+
+    def _apply(self, layout: Layout, call: ast.Call) -> Union[Layout, Failure]:
+        op = call.func.attr  # type: ignore[attr-defined]
+        if op == "transpose":
+            return self._transpose(layout, call.args, call)
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return Failure(f"`.{op}(...)` with unpacked arguments", call)
+        if op == "reshape":
+            count = _shape_length(call)
+            if count is None or call.keywords:
+                return Failure("`.reshape(...)` whose number of dims is not visible (a shape held in a variable?)", call)
+            if layout.dims != list(range(layout.rank)):
+                return Failure("`.reshape(...)` after `.replicate(...)` or a transpose has no `NamedSharding` "
+                               "spelling here: build the mesh by hand", call)
+            return _copy(layout, reshapes=[*layout.reshapes, list(call.args)], rank=count, dims=list(range(count)))
+        if not layout.rank:
+            return Failure("the rank of the device grid is not visible: reshape it, or write the `NamedSharding` by hand", call)
+        args = dict(zip(("axis", "keepdims"), call.args))
+        args.update({k.arg: k.value for k in call.keywords})  # type: ignore[misc]
+        if set(args) - {"axis", "keepdims"}:
+            return Failure("`.replicate(...)` with unknown arguments", call)
+        axis = args.get("axis")
+        keepdims = args.get("keepdims")
+        keep = _constant(keepdims, True) if keepdims is not None else True
+        if not isinstance(keep, bool):
+            return Failure("`.replicate(keepdims=...)` with a value that is not a literal", call)
+        ndim = len(layout.dims)
+        if axis is None or _constant(axis, "none") is None:
+            merged = set(range(ndim))
+            if not keep:
+                return Failure("`.replicate(keepdims=False)` over every axis has no positional grid left", call)
+        else:
+            axes = _int_literals(axis)
+            if axes is None or any(not -ndim <= a < ndim for a in axes):
+                return Failure("`.replicate(axis)` with an axis that is not an integer literal within the grid", call)
+            merged = {a % ndim for a in axes}
+        dims = [None if i in merged else d for i, d in enumerate(layout.dims) if keep or i not in merged]
+        return _copy(layout, dims=dims)
+
+    def _transpose(self, layout: Parsed, args: List[ast.expr], node: ast.AST) -> Parsed:
+        if not isinstance(layout, Layout):
+            return layout
+        ndim = len(layout.dims)
+        if not layout.rank:
+            return Failure("the rank of the device grid is not visible: reshape it, or write the `NamedSharding` by hand", node)
+        if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+            args = list(args[0].elts)
+        if not args:
+            order: Optional[List[int]] = list(range(ndim))[::-1]
+        else:
+            order = _int_literals(ast.Tuple(elts=args, ctx=ast.Load()))
+        if order is None or sorted(a % ndim for a in order) != list(range(ndim)) or any(not -ndim <= a < ndim for a in order):
+            return Failure("`.transpose(...)` with axes that are not integer literals", node)
+        return _copy(layout, dims=[layout.dims[a % ndim] for a in order])
+
+    # where an occurrence stands ---------------------------------------------------------------
+    def _is_maximal(self, expr: ast.expr) -> bool:
+        parent = self.ctx.parent(expr)
+        if isinstance(parent, ast.Attribute) and parent.attr == "T":
+            return False
+        if isinstance(parent, ast.Attribute) and parent.attr in OPS:
+            grand = self.ctx.parent(parent)
+            return not (isinstance(grand, ast.Call) and grand.func is parent)
+        return True
+
+    def _definition(self, expr: ast.expr) -> Optional[ast.Assign]:
+        parent = self.ctx.parent(expr)
+        if (isinstance(parent, ast.Assign) and parent.value is expr and len(parent.targets) == 1
+                and isinstance(parent.targets[0], ast.Name)):
+            return parent
+        return None
+
+    def _sink(self, expr: ast.expr) -> Optional[str]:
+        """None where a JAX function takes the value as a sharding, else what uses it."""
+        ctx, node = self.ctx, expr
+        parent = ctx.parent(node)
+        while isinstance(parent, (ast.Tuple, ast.List)) or (isinstance(parent, ast.Dict) and node in parent.values):
+            node, parent = parent, ctx.parent(parent)
+        if isinstance(parent, ast.keyword):
+            node, parent = parent, ctx.parent(parent)
+        if isinstance(parent, ast.Call) and node is not parent.func:
+            callee = ctx.qualname(parent.func)
+            if callee == PARTIAL and parent.args and node is not parent.args[0]:
+                callee = ctx.qualname(parent.args[0])
+            if callee in SINKS:
+                return None
+            name = callee or ctx.text(parent.func)
+            return f"passed to `{name}`, which may rely on a `PositionalSharding` (check that a `NamedSharding` fits)"
+        if isinstance(parent, ast.Attribute):
+            return f"its `.{parent.attr}` is read: a `NamedSharding` has other attributes"
+        return "used as a value where a `NamedSharding` may not fit"
+
+    def _loads(self, stmt: ast.Assign) -> List[ast.Name]:
+        name = stmt.targets[0].id  # type: ignore[attr-defined]
+        return [n for n in self.ctx.nodes(ast.Name)
+                if n.id == name and isinstance(n.ctx, ast.Load) and self.ctx.single_assignment(n) is stmt]
+
+    def _occurrence_of(self, load: ast.expr) -> ast.expr:
+        node = load
+        while not self._is_maximal(node):
+            parent = self.ctx.parent(node)
+            node = parent if isinstance(parent, ast.Attribute) and parent.attr == "T" else self.ctx.parent(parent)  # type: ignore[assignment]
+        return node
+
+    def _unstable(self, layout: Layout, at: ast.AST) -> Optional[str]:
+        """A name in the inlined source that means something else (or may have changed) at ``at``."""
+        resolver = self.ctx.resolver
+        scope = resolver.scope_of(_anchor(at))
+        for piece in layout.inherited:
+            for call in (n for n in ast.walk(piece) if isinstance(n, ast.Call)):
+                callee = self.ctx.qualname(call.func)
+                if callee not in PURE and not (isinstance(call.func, ast.Attribute) and call.func.attr == "reshape"):
+                    return f"`{self.ctx.text(call.func)}(...)` would run at each use: name the device grid first"
+            for name in (n for n in ast.walk(piece) if isinstance(n, ast.Name)):
+                here = self.ctx.bindings(name)
+                there = resolver.bindings_of(name.id, scope)
+                if [id(b.node) for b in here] != [id(b.node) for b in there]:
+                    return f"`{name.id}` means something else here"
+                if not (all(b.kind == "import" for b in here) or len(here) == 1 and isinstance(here[0].node, STABLE_BINDERS)):
+                    return f"`{name.id}` is assigned more than once"
+        return None
+
+    def status(self, expr: ast.expr) -> str:
+        """"rewrite" (replaced by its NamedSharding), "delete" (an assignment nothing else reads) or "keep"."""
+        key = id(expr)
+        if key not in self._status:
+            self._status[key] = "keep"
+            self._status[key] = self._decide(expr)
+        return self._status[key]
+
+    def _decide(self, expr: ast.expr) -> str:
+        layout = self.parse(expr)
+        if not isinstance(layout, Layout):
+            return "keep"
+        stmt = self._definition(expr)
+        if stmt is not None and self._loads(stmt):  # its uses may know the rank (a reshape)
+            return "delete" if all(self.status(self._occurrence_of(n)) != "keep" for n in self._loads(stmt)) else "keep"
+        if not layout.rank:
+            return "keep"
+        if stmt is not None:
+            return "rewrite"  # read nowhere in this module: it becomes the NamedSharding itself
+        if self._sink(expr) is None and self._unstable(layout, expr) is None:
+            return "rewrite"
+        return "keep"
+
+    # output -----------------------------------------------------------------------------------
+    def sharding_text(self, layout: Layout, at: ast.expr) -> Tuple[str, Tuple[ImportRef, ...]]:
+        ctx, at = self.ctx, _anchor(at)
+        named, imports = ctx.reference(NAMED_SHARDING, at=at)
+        mesh, more = ctx.reference(MESH, at=at)
+        spec, most = ctx.reference(PARTITION_SPEC, at=at)
+        imports += more + most
+        devices = ctx.text(layout.devices)
+        if not layout.ndarray:
+            np_name, np_import = ctx.module_reference("numpy", "np", at)
+            devices, imports = f"{np_name}.array({devices})", imports + np_import
+        for args in layout.reshapes:
+            devices += f".reshape({', '.join(ctx.text(a) for a in args)})"
+        names = axis_names(layout.rank)
+        quoted = ", ".join(f'"{n}"' for n in names) + ("," if len(names) == 1 else "")
+        entries = [None if d is None else f'"{names[d]}"' for d in layout.dims]
+        spec_args = ", ".join(e or "None" for e in entries) if any(entries) else ""
+        return f"{named}({mesh}({devices}, ({quoted})), {spec}({spec_args}))", imports
+
+    def _group_fix(self, root: ast.expr) -> Fix:
+        """The edits of ``root`` and of every occurrence that reads the assignments it deletes."""
+        edits: List[Edit] = []
+        imports: Tuple[ImportRef, ...] = ()
+        drops: Tuple[ImportRef, ...] = ()
+        todo = [root]
+        while todo:
+            expr = todo.pop()
+            layout = self.parse(expr)
+            assert isinstance(layout, Layout)
+            drops += self.ctx.root_import(layout.base) if layout.base is not None else ()
+            if self.status(expr) == "delete":
+                stmt = self._definition(expr)
+                edits.append(delete_statement(self.ctx, stmt))  # type: ignore[arg-type]
+                todo.extend(self._occurrence_of(n) for n in self._loads(stmt))  # type: ignore[arg-type]
+            else:
+                text, more = self.sharding_text(layout, expr)
+                edits.append(self.ctx.replace(expr, text))
+                imports += more
+        return Fix("safe", edits=tuple(sorted(set(edits), key=lambda e: e.start)), add_imports=tuple(dict.fromkeys(imports)),
+                   drop_unused_imports=tuple(dict.fromkeys(drops)))
+
+    def _group_root(self, expr: ast.expr) -> ast.expr:
+        """The outermost deleted assignment's value this occurrence's rewrite belongs to."""
+        layout = self.parse(expr)
+        root = expr
+        for stmt in getattr(layout, "assignments", []):
+            if self.status(stmt.value) == "delete":
+                root = stmt.value
+        return root
+
+    def findings(self) -> Iterator[Finding]:
+        rule, ctx = self.rule, self.ctx
+        reported = set()
+        fixes: Dict[int, Fix] = {}
+        for expr in self.occurrences:
+            layout = self.parse(expr)
+            status = self.status(expr)
+            if isinstance(layout, Failure):
+                if id(layout.node) not in reported:
+                    reported.add(id(layout.node))
+                    yield rule.finding(ctx, layout.node, f"{MESSAGE}; {layout.why}", suggestion=GENERIC)
+                continue
+            assert layout is not None
+            if status == "delete":
+                continue  # its uses carry the fix
+            if status == "rewrite":
+                root = self._group_root(expr)
+                if id(root) not in fixes:
+                    fixes[id(root)] = self._group_fix(root)
+                yield rule.finding(ctx, expr, MESSAGE, fixes[id(root)])
+                continue
+            stmt = self._definition(expr)
+            if stmt is not None and self._loads(stmt):
+                continue  # kept for a use that is reported
+            if not layout.rank:
+                yield rule.finding(ctx, expr, f"{MESSAGE}; the rank of the device grid is not visible: reshape it, "
+                                   "or write the `NamedSharding` by hand", suggestion=GENERIC)
+                continue
+            why = self._unstable(layout, expr) if self._sink(expr) is None else self._sink(expr)
+            yield rule.finding(ctx, expr, f"{MESSAGE}; {why}", suggestion=self.sharding_text(layout, expr)[0])
+        for ref in ctx.nodes(ast.Name) + ctx.nodes(ast.Attribute):
+            if ctx.qualname(ref) in LEGACY and not isinstance(ctx.parent(ref), ast.Attribute):
+                parent = ctx.parent(ref)
+                if not (isinstance(parent, ast.Call) and parent.func is ref):
+                    yield rule.finding(ctx, ref, f"{MESSAGE}; the class itself is used here", suggestion="jax.sharding.NamedSharding")
+
+
+def _anchor(expr: ast.AST) -> ast.AST:
+    """A name inside ``expr``: the resolver knows the scope of names only."""
+    return next((n for n in ast.walk(expr) if isinstance(n, ast.Name)), expr)
+
+
+def _copy(layout: Layout, **changes) -> Layout:
+    values = {f: getattr(layout, f) for f in layout.__dataclass_fields__}
+    values.update(changes)
+    return Layout(**values)
+
+
+def _constant(node: Optional[ast.expr], default):
+    if isinstance(node, ast.Constant):
+        return node.value
+    return default
+
+
+def _int_literals(node: ast.expr) -> Optional[List[int]]:
+    """``1``, ``-1`` or a tuple/list of those, as a list of ints; None for anything else."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+    out = []
+    for item in items:
+        sign = 1
+        if isinstance(item, ast.UnaryOp) and isinstance(item.op, ast.USub):
+            sign, item = -1, item.operand
+        if not (isinstance(item, ast.Constant) and type(item.value) is int):
+            return None
+        out.append(sign * item.value)
+    return out
+
+
+def _literal_length(node: Optional[ast.expr]) -> Optional[int]:
+    if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return len(node.elts)
+    return None
+
+
+def _shape_length(call: ast.Call) -> Optional[int]:
+    """The number of dims a ``.reshape(...)`` call asks for, where it is visible."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or not call.args:
+        return None
+    if len(call.args) > 1:
+        return len(call.args)
+    (arg,) = call.args
+    if _int_literals(arg) is not None and not isinstance(arg, (ast.Tuple, ast.List)):
+        return 1
+    return _literal_length(arg)
