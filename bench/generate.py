@@ -8,7 +8,7 @@ quarter of them (``--legacy-share``) use removed APIs in the forms real trees ha
 ``in_axis_resources``, ``maps.Mesh``, ``experimental.PartitionSpec``, GDA construction and
 attributes, ``FROM_GDA``, ``jax_array`` flags, ``live_buffers``, ``jax.tree_map``, ``xmap``,
 ``jax.experimental.shard_map``, host-local inputs in multi-process code. Clean modules use the
-current APIs (``jax.sharding``, ``jax.jit`` with shardings, ``jax.tree_util``), so the prefilter is
+current APIs (``jax.sharding``, ``jax.jit`` with shardings, ``jax.tree_util``, ``jax.config.update``), so the prefilter is
 measured on code that looks like the legacy code. Every file parses; the same seed gives the
 same tree.
 """
@@ -82,6 +82,9 @@ def clean_sharding(rng: random.Random) -> Tuple[Set[str], str]:
     axes = rng.choice(AXES)
     f = _name(rng)
     return {"import jax", "import numpy as np", "from jax.sharding import Mesh, NamedSharding, PartitionSpec as P"}, f'''
+jax.config.update("jax_default_matmul_precision", {rng.choice(("'bfloat16'", "'float32'", "'highest'"))})
+
+
 def {f}_mesh(devices=None):
     devices = np.array(devices if devices is not None else jax.devices()).reshape({(-1,) + (1,) * (len(axes) - 1)})
     return Mesh(devices, {axes!r})

@@ -14,11 +14,17 @@ from jaxmigrate.rules.xmap_advice import XMAP, shard_map_advice
 from jaxmigrate.rules.statements import delete_statement, render_without_names, replace_statement
 
 
-# `jax.config.config`: an attribute `config` of something bound to the `jax.config` module, or the
-# module named `jax.config` in an import; the patterns cover `jax.config`, `x.config` with `x`
-# named or aliased `config` (`config as c`, `c = config`)
+# `jax.config.config` (and the `jax.config` module imported as such): an attribute `config` of a
+# name bound to the `jax.config` module. Such a name is `config` itself or an alias of it (`config
+# as c`, `c = config`), or comes from `import jax.config`, `from jax.config import config` or
+# `c = jax.config`; `jax.config.update(...)`, the current API, matches none of these.
 _CONFIG = {m.old for m in MOVES if m.old.startswith("jax.config.")}
-_CONFIG_PATTERNS = module_attribute_patterns("config", (b"config",)) + module_attribute_patterns("jax", (b"config",))[:1]
+_JAX_CONFIG = rb"jax[\s\\]*\.[\s\\]*config\b"
+_CONFIG_PATTERNS = module_attribute_patterns("config", (b"config",)) + (
+    re.compile(rb"from[\s\\]+" + _JAX_CONFIG),
+    re.compile(rb"import[\s\\(]+(?:[\w.\s,\\]*,[\s\\]*)?" + _JAX_CONFIG),
+    re.compile(rb"=[\s\\(]*" + _JAX_CONFIG + rb"(?![\s\\)]*\.)"),
+)
 
 
 def _last(qualname: str) -> str:
