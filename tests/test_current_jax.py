@@ -50,12 +50,17 @@ def verdicts(request, tmp_path_factory):
               if item.module is request.module and getattr(item, "callspec", None)]
     root = tmp_path_factory.mktemp("latest")
 
-    def job(case: Path):
+    migrated = {}
+    for case in wanted:  # in this thread: Python 3.11's ast.parse is not safe on two threads at once
         out = run(case.joinpath("before.py").read_text(), unsafe=True, target=None)
-        migrated = root / _id(case).replace("/", "__")
-        migrated.mkdir()
-        (migrated / "after.py").write_text(out.text)
-        verdict = verify_files(str(case / "before.py"), str(migrated / "after.py"), processes=_processes(case), timeout=90)
+        folder = root / _id(case).replace("/", "__")
+        folder.mkdir()
+        (folder / "after.py").write_text(out.text)
+        migrated[case] = (out, folder / "after.py")
+
+    def job(case: Path):
+        out, after = migrated[case]
+        verdict = verify_files(str(case / "before.py"), str(after), processes=_processes(case), timeout=90)
         return case, (out, verdict)
 
     with ThreadPoolExecutor(2) as pool:
