@@ -174,6 +174,10 @@ def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: 
 
 def process(path: Path, display: str, settings: Settings, data: Optional[bytes] = None) -> FileResult:
     result = FileResult(display)
+    if settings.fix and path.is_symlink():
+        # never written: a rewrite would replace the link by a file, or change a file outside the
+        # tree; its findings are reported as left (the file it points to is fixed where it is found)
+        settings = replace(settings, fix=False)
     try:
         if data is None:
             data = path.read_bytes()

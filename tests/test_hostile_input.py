@@ -1,0 +1,130 @@
+"""Hostile input never corrupts a file or stops the run: each case next to a legacy file that must
+still be fixed (the rest of issue 8's list: encodings, BOM, CRLF, syntax errors and raising rules
+are in tests/test_cli.py)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from jaxmigrate.cli import main
+
+pytestmark = pytest.mark.usefixtures("pinned_target")  # engine tests: see tests/conftest.py
+
+LEGACY = "from jax.experimental.pjit import pjit\n\nf = pjit(abs, in_axis_resources=None, out_axis_resources=None)\n"
+FIXED = "from jax.experimental.pjit import pjit\n\nf = pjit(abs, in_shardings=None, out_shardings=None)\n"
+
+
+def _fix(*paths):
+    return CliRunner().invoke(main, ["fix", "-j", "1", *map(str, paths)], catch_exceptions=False)
+
+
+def _tree(tmp_path: Path, name: str, data: bytes) -> Path:
+    (tmp_path / "ok.py").write_text(LEGACY)
+    target = tmp_path / name
+    target.write_bytes(data)
+    return target
+
+
+def test_empty_file(tmp_path):
+    empty = _tree(tmp_path, "empty.py", b"")
+    result = _fix(tmp_path)
+    assert result.exit_code == 0, result.output
+    assert empty.read_bytes() == b"" and (tmp_path / "ok.py").read_text() == FIXED
+
+
+def test_binary_garbage_is_a_file_error(tmp_path):
+    garbage = bytes(range(256)) * 40 + b"in_axis_resources\x00\xff"
+    bad = _tree(tmp_path, "garbage.py", garbage)
+    result = _fix(tmp_path)
+    assert result.exit_code == 2 and "garbage.py:1:1: JM000" in result.output
+    assert bad.read_bytes() == garbage and (tmp_path / "ok.py").read_text() == FIXED
+
+
+def test_python2_file_is_a_file_error(tmp_path):
+    src = b'print "legacy", in_axis_resources\nexec "x = 1"\n'
+    old = _tree(tmp_path, "py2.py", src)
+    result = _fix(tmp_path)
+    assert result.exit_code == 2 and "py2.py:1:1: JM000 could not parse" in result.output
+    assert old.read_bytes() == src and (tmp_path / "ok.py").read_text() == FIXED
+
+
+def test_deeply_nested_expression(tmp_path):
+    deep = ("x = " + "(" * 5000 + "1" + ")" * 5000 + "\n" + LEGACY).encode()
+    nested = _tree(tmp_path, "deep.py", deep)
+    result = _fix(tmp_path)
+    assert result.exit_code == 2 and "deep.py:1:1: JM000" in result.output  # too deep for Python's parser
+    assert nested.read_bytes() == deep and (tmp_path / "ok.py").read_text() == FIXED
+
+
+def test_a_file_of_several_megabytes(tmp_path):
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(60000))
+    big = _tree(tmp_path, "big.py", (LEGACY + body).encode())
+    assert big.stat().st_size > 2_000_000
+    result = _fix(tmp_path)
+    assert result.exit_code == 0, result.output
+    assert big.read_text() == FIXED + body
+
+
+def test_unreadable_file(tmp_path, monkeypatch):
+    """A file the user may not read (chmod 0 does not stop root, who runs CI here: the read is
+    made to fail the way it fails for a user)."""
+    locked = _tree(tmp_path, "locked.py", LEGACY.encode())
+    real = Path.read_bytes
+
+    def read_bytes(self):
+        if self.name == "locked.py":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    result = _fix(tmp_path)
+    assert result.exit_code == 2 and "locked.py:1:1: JM000 could not read" in result.output, result.output
+    assert real(locked).decode() == LEGACY and (tmp_path / "ok.py").read_text() == FIXED
+
+
+def test_unreadable_file_as_root_via_a_directory_entry_that_is_not_a_file(tmp_path):
+    """Root reads any file, so a path that cannot be read at all stands in: a FIFO named .py."""
+    (tmp_path / "ok.py").write_text(LEGACY)
+    os.mkfifo(tmp_path / "pipe.py")
+    result = _fix(tmp_path)  # must neither hang on the FIFO nor stop the run
+    assert result.exit_code in (0, 2), result.output
+    assert (tmp_path / "ok.py").read_text() == FIXED
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS file systems refuse non-UTF-8 names")
+def test_non_utf8_file_name(tmp_path):
+    name = os.fsdecode(b"legacy_\xe9.py")  # latin-1 bytes: a surrogate escape in the str
+    path = tmp_path / name
+    path.write_text(LEGACY)
+    result = _fix(tmp_path)
+    assert result.exit_code == 0, result.output
+    assert path.read_text() == FIXED
+
+
+def test_symlink_loop_is_not_followed_twice(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text(LEGACY)
+    os.symlink(tmp_path / "pkg", tmp_path / "pkg" / "again")  # pkg/again -> pkg: a loop
+    result = CliRunner().invoke(main, ["check", str(tmp_path)], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert result.output.count("JM101") == 2  # a.py's two keywords, once
+
+
+def test_symlinked_file_outside_the_tree_is_not_written_through(tmp_path):
+    outside = tmp_path / "outside"
+    tree = tmp_path / "tree"
+    outside.mkdir()
+    tree.mkdir()
+    (outside / "shared.py").write_text(LEGACY)
+    os.symlink(outside / "shared.py", tree / "link.py")
+    (tree / "ok.py").write_text(LEGACY)
+    result = _fix(tree)
+    assert (outside / "shared.py").read_text() == LEGACY  # nothing outside the tree changes
+    assert (tree / "link.py").is_symlink()  # and the link stays a link
+    assert (tree / "ok.py").read_text() == FIXED
+    assert result.exit_code == 1 and "link.py:3:15: JM101" in result.output  # reported, left for a person
