@@ -100,6 +100,10 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
 
     With a ``cache`` (``engine.cache.Cache``), ``check`` reuses and stores findings; ``fix`` only
     skips the files the cache knows to have nothing to report."""
+    if settings.fix and settings.write:  # what a killed earlier run left behind
+        from jaxmigrate.engine.writer import remove_stale_temporaries
+
+        remove_stale_temporaries({f.path.parent for f in files})
     results: List[Optional[FileResult]] = [None] * len(files)
     pending = _untouched(files, settings, cache, results) if cache is not None else list(enumerate(files))
     jobs = jobs or os.cpu_count() or 1

@@ -6,6 +6,9 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Iterable
+
+SUFFIX = ".jaxmigrate-tmp"  # temporary files are named .<file>.<pid>.<random>.jaxmigrate-tmp
 
 
 def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
@@ -20,7 +23,7 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         mode = None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".jaxmigrate-tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -36,3 +39,36 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def remove_stale_temporaries(folders: Iterable[Path]) -> int:
+    """Delete temporary files that a killed run left in ``folders`` (their process is gone); a
+    running process's (another ``fix`` at work) are kept. Returns how many went."""
+    removed = 0
+    for folder in folders:
+        try:
+            entries = [e for e in os.scandir(folder) if e.name.startswith(".") and e.name.endswith(SUFFIX)]
+        except OSError:
+            continue
+        for entry in entries:
+            parts = entry.name[: -len(SUFFIX)].rsplit(".", 2)
+            if len(parts) != 3 or not parts[1].isdigit() or _alive(int(parts[1])):
+                continue
+            try:
+                os.unlink(entry.path)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True

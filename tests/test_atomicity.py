@@ -1,0 +1,103 @@
+"""A `fix` killed with SIGKILL at any moment leaves every file original or fully fixed, and the
+next run removes what the killed one left (temporary files) and completes the job. Two `fix` runs
+on one tree at once do not corrupt it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from jaxmigrate.engine.writer import SUFFIX
+
+LEGACY = '''from jax.experimental.pjit import pjit
+from jax.experimental import PartitionSpec as P
+from jax.experimental.maps import Mesh
+
+{body}
+f = pjit(abs, in_axis_resources=P("x"), out_axis_resources=None)
+'''
+ENV = dict(os.environ, JAXMIGRATE_TARGET_JAX="0.7.0")
+
+
+def _tree(root: Path, n: int = 240) -> Path:
+    for i in range(n):
+        folder = root / f"pkg{i % 6}"
+        folder.mkdir(parents=True, exist_ok=True)
+        body = "".join(f"def g{i}_{k}(x):\n    return x * {k}\n\n" for k in range(i % 40))
+        (folder / f"m{i}.py").write_text(LEGACY.format(body=body))
+    return root
+
+
+def _fix(root: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "jaxmigrate", "fix", "--no-cache", *extra, str(root)],
+                            env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _snapshot(root: Path) -> dict:
+    return {p.relative_to(root): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory):
+    """(original tree, fixed tree, seconds a full fix of it takes here)."""
+    original = _tree(tmp_path_factory.mktemp("original"))
+    fixed = tmp_path_factory.mktemp("fixed") / "t"
+    shutil.copytree(original, fixed)
+    start = time.monotonic()
+    assert _fix(fixed, "-j", "2").wait(timeout=120) == 0
+    return _snapshot(original), _snapshot(fixed), time.monotonic() - start
+
+
+def _copy(snapshot: dict, root: Path) -> Path:
+    for rel, data in snapshot.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    return root
+
+
+def test_sigkill_at_any_moment(tmp_path, trees):
+    original, fixed, seconds = trees
+    partial = []
+    for i, fraction in enumerate((0.1, 0.25, 0.4, 0.55, 0.7, 0.85)):  # moments spread over a whole run
+        root = _copy(original, tmp_path / f"t{i}")
+        proc = _fix(root, "-j", "2")
+        time.sleep(seconds * fraction)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        done = sum(1 for rel, data in _snapshot(root).items()
+                   if not rel.name.endswith(SUFFIX) and data == fixed[rel] != original[rel])
+        for rel, data in _snapshot(root).items():
+            if not rel.name.endswith(SUFFIX):
+                assert data in (original[rel], fixed[rel]), f"{rel} is neither original nor fixed"
+        partial.append(done)
+        assert _fix(root).wait(timeout=120) == 0  # the rerun completes the job
+        assert _snapshot(root) == fixed  # and leaves no temporary file behind
+    assert any(0 < n < len(original) for n in partial), f"no kill landed mid-run: {partial}"
+
+
+def test_stale_temporary_files_of_a_dead_run_are_removed(tmp_path, trees):
+    original, fixed, _ = trees
+    root = _copy(fixed, tmp_path / "t")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = root / "pkg0" / f".m0.py.{dead.pid}.abc123{SUFFIX}"
+    live = root / "pkg0" / f".m6.py.{os.getpid()}.def456{SUFFIX}"  # a run still at work: kept
+    stale.write_text("half a file")
+    live.write_text("being written")
+    assert _fix(root).wait(timeout=120) == 0
+    assert not stale.exists() and live.exists()
+
+
+def test_two_concurrent_runs(tmp_path, trees):
+    original, fixed, _ = trees
+    root = _copy(original, tmp_path / "t")
+    first, second = _fix(root), _fix(root)
+    assert first.wait(timeout=180) in (0, 1) and second.wait(timeout=180) in (0, 1)
+    assert _snapshot(root) == fixed
