@@ -169,8 +169,10 @@ def main(argv=None) -> None:
 
     times["import"] = time.time()
     if args.processes > 1:
+        # JAX binds its coordinator service to [::]:port (every interface) unless told otherwise
         jax.distributed.initialize(coordinator_address=f"127.0.0.1:{args.port}", num_processes=args.processes,
-                                   process_id=args.process_id, initialization_timeout=10)
+                                   process_id=args.process_id, initialization_timeout=10,
+                                   coordinator_bind_address=f"127.0.0.1:{args.port}")
     jax.distributed.initialize = lambda *a, **k: None  # the script's own call: done above, or not needed
     times["initialize"] = time.time()
     if args.side == "before":
