@@ -128,3 +128,12 @@ def test_symlinked_file_outside_the_tree_is_not_written_through(tmp_path):
     assert (tree / "link.py").is_symlink()  # and the link stays a link
     assert (tree / "ok.py").read_text() == FIXED
     assert result.exit_code == 1 and "link.py:3:15: JM101" in result.output  # reported, left for a person
+
+
+def test_mixed_line_endings_are_kept(tmp_path):
+    mixed = (b"from jax.experimental.pjit import pjit\r\n\n"
+             b"f = pjit(abs, in_axis_resources=None,\r\n         out_axis_resources=None)\n# end\r\n")
+    target = _tree(tmp_path, "mixed.py", mixed)
+    assert _fix(tmp_path).exit_code == 0
+    assert target.read_bytes() == mixed.replace(b"in_axis_resources", b"in_shardings").replace(
+        b"out_axis_resources", b"out_shardings")
