@@ -48,6 +48,14 @@ class FileContext:
         self.tree = ast.parse(source, filename=path, type_comments=False)
         self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
         self._qualnames: Dict[int, Optional[str]] = {}  # id(node) → qualname: rules ask about the same nodes
+        self._memo: Dict[tuple, object] = {}  # see ``memo``; shared with ``of``'s twins, so keyed by target
+
+    def memo(self, key: str, compute):
+        """``compute(self)`` once per text and target: for an analysis several rules share."""
+        slot = (key, self.target)
+        if slot not in self._memo:
+            self._memo[slot] = compute(self)
+        return self._memo[slot]
 
     @cached_property
     def resolver(self) -> Resolver:

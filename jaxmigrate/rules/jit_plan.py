@@ -14,14 +14,14 @@ from typing import List, Optional, Tuple
 
 from jaxmigrate.rules.context import FileContext
 from jaxmigrate.rules.gda import FROM_GDA, PARTIAL, PJIT
+from jaxmigrate.rules.pjit_axis_resources import RENAMES
 from jaxmigrate.rules.pjit_calls import is_mesh, set_mesh_argument
 
 JIT = "jax.jit"
 # pjit's positional parameters after the function, in order (the same in 0.4.1 and 0.10.2)
 POSITIONAL = ("in_shardings", "out_shardings", "static_argnums", "donate_argnums")
-SHARDINGS = {"in_shardings": "in_shardings", "out_shardings": "out_shardings",
-             "in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"}
-LEGACY = ("in_axis_resources", "out_axis_resources")
+SHARDINGS = {"in_shardings": "in_shardings", "out_shardings": "out_shardings", **RENAMES}
+LEGACY = tuple(RENAMES)
 SINCE = "0.8.0"  # pjit deprecated; jax.jit with shardings and jax.set_mesh (0.7.1) exist there
 
 
@@ -150,7 +150,12 @@ def uses_jax(ctx: FileContext) -> bool:
 
 
 def module_blocker(ctx: FileContext) -> Optional[str]:
-    """Why neither rewrite may happen in this module (the first reason found), or None."""
+    """Why neither rewrite may happen in this module (the first reason found), or None; worked
+    out once for JM701 and JM702 together."""
+    return ctx.memo("jit_plan.module_blocker", _module_blocker)  # type: ignore[return-value]
+
+
+def _module_blocker(ctx: FileContext) -> Optional[str]:
     if not ctx.target_at_least(SINCE):
         return "the target JAX still has pjit undeprecated" if pjit_uses(ctx) else None
     for use in pjit_uses(ctx):
