@@ -78,7 +78,10 @@ class RuleError(Exception):
 
 def active_rules(data: bytes, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
     """The byte prefilter: the rules that may report something in a file with these bytes."""
-    return [r for r in rules if r.wants(data)]
+    from jaxmigrate.rules.base import Presence
+
+    present = Presence(data)
+    return [r for r in rules if r.wants(present)]
 
 
 def prefilter_input(data: bytes, display: str) -> bytes:

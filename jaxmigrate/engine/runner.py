@@ -10,6 +10,7 @@ contents. This process collects and saves the cache.
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from typing import Callable, List, Optional, Sequence, Tuple
@@ -63,7 +64,16 @@ def _chunk(args) -> List[Outcome]:
 
     indexed, settings = args
     rules = [BY_CODE[c] for c in settings.rule_codes]
-    return [(i, *_one(file, settings, rules)) for i, file in indexed]
+    # No cyclic garbage collection inside a chunk: the trees of a file die by reference counting,
+    # and collections triggered by their many allocations cost a third of the parse time. What a
+    # chunk leaves in cycles is collected once it is done.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return [(i, *_one(file, settings, rules)) for i, file in indexed]
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _init(cache) -> None:

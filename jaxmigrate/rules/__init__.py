@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, Optional, Sequence, Type
 
-from jaxmigrate.rules.base import Rule
+from jaxmigrate.rules.base import Rule, set_anchors
 from jaxmigrate.rules.device_put import DevicePutPmap
 from jaxmigrate.rules.from_gda import FromGda
 from jaxmigrate.rules.gda_attributes import GdaAttributes
@@ -39,6 +39,7 @@ ALL_RULES: Sequence[Type[Rule]] = (
     DevicePutPmap,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
+set_anchors(word for r in ALL_RULES for group in (r.triggers, *r.requires) for word in group)
 
 
 def _matches(code: str, patterns: Iterable[str]) -> bool:

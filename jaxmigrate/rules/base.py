@@ -114,6 +114,44 @@ def snippet(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
+class Presence:
+    """Which byte strings occur in one file: each is searched for once, however many rules ask
+    (``word in presence``), and a string containing one known to be absent is absent unsearched.
+    ``data`` is the file's bytes, for the rules whose prefilter also needs a regex."""
+
+    __slots__ = ("data", "_known")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._known: dict = {}
+
+    def __contains__(self, word: bytes) -> bool:
+        known = self._known.get(word)
+        if known is None:
+            anchor = _ANCHORS.get(word)
+            known = (anchor is None or anchor in self) and word in self.data
+            self._known[word] = known
+        return known
+
+
+#: for a trigger string, a shorter one it contains (``gda`` for ``gda_serialization``), searched first
+_ANCHORS: dict = {}
+
+
+def set_anchors(words) -> None:
+    """Give each of ``words`` the shortest other one it contains, as its anchor."""
+    words = sorted(set(words), key=len)
+    for word in words:
+        anchor = next((w for w in words if len(w) < len(word) and w in word), None)
+        if anchor is not None:
+            _ANCHORS[word] = anchor
+
+
+def raw(data) -> bytes:
+    """The bytes behind ``Rule.wants``'s argument (bytes or a ``Presence``)."""
+    return data.data if isinstance(data, Presence) else data
+
+
 class Rule:
     """Base class: subclasses set the metadata below and implement ``check``.
 
@@ -139,9 +177,11 @@ class Rule:
     examples: ClassVar[Tuple[Example, ...]] = ()
 
     @classmethod
-    def wants(cls, data: bytes) -> bool:
-        """The byte prefilter: whether a file with these bytes can hold anything this rule reports."""
-        return any(t in data for t in cls.triggers) and all(any(t in data for t in group) for group in cls.requires)
+    def wants(cls, data) -> bool:
+        """The byte prefilter: whether a file with these bytes (or ``Presence`` of them) can hold
+        anything this rule reports."""
+        # the groups first: they hold the rarer words, and a file that lacks them is never searched for the rest
+        return all(any(t in data for t in group) for group in cls.requires) and any(t in data for t in cls.triggers)
 
     def check(self, ctx: "FileContext") -> Iterator[Finding]:  # pragma: no cover - abstract
         raise NotImplementedError

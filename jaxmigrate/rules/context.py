@@ -7,17 +7,15 @@ import bisect
 import copy
 import re
 import threading
-from collections import deque
 from functools import cached_property
 from typing import Dict, Iterator, List, Optional, Tuple, Type, TypeVar
 
 from jaxmigrate.rules.base import Edit, ImportRef
 from jaxmigrate.rules.moves import BY_OLD
-from jaxmigrate.rules.names import Resolver
+from jaxmigrate.rules.names import Resolver, canonical
+from jaxmigrate.rules.scopes import Walk, walk
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-# shared singleton nodes (`Load()`, `Add()`, ...) that no rule looks up: not indexed
-_OPERATORS = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 N = TypeVar("N", bound=ast.AST)
 
 
@@ -47,7 +45,6 @@ class FileContext:
         self.target = target  # JAX version the user migrates to; None means the newest
         self.tree = ast.parse(source, filename=path, type_comments=False)
         self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
-        self._qualnames: Dict[int, Optional[str]] = {}  # id(node) → qualname: rules ask about the same nodes
         self._memo: Dict[tuple, object] = {}  # see ``memo``; shared with ``of``'s twins, so keyed by target
 
     def memo(self, key: str, compute):
@@ -58,49 +55,25 @@ class FileContext:
         return self._memo[slot]
 
     @cached_property
-    def resolver(self) -> Resolver:
-        return Resolver(self.tree)
+    def _walk(self) -> Walk:
+        return walk(self.tree)
 
     @cached_property
-    def _nodes_by_type(self) -> Dict[type, List[ast.AST]]:
-        self._walk()
-        return self._nodes_by_type
+    def resolver(self) -> Resolver:
+        return Resolver(self.tree, self._walk)
 
-    def _walk(self) -> None:
-        """One walk of the tree (in ``ast.walk``'s order) fills the index by node type and the parent map."""
-        index: Dict[type, List[ast.AST]] = {}
-        parents: Dict[int, ast.AST] = {}
-        todo = deque([self.tree])
-        pop, push = todo.popleft, todo.append
-        while todo:
-            node = pop()
-            index.setdefault(type(node), []).append(node)
-            for name in node._fields:
-                value = getattr(node, name, None)
-                if isinstance(value, ast.AST):
-                    if not isinstance(value, _OPERATORS):
-                        parents[id(value)] = node
-                        push(value)
-                elif isinstance(value, list):
-                    for item in value:
-                        if isinstance(item, ast.AST) and not isinstance(item, _OPERATORS):
-                            parents[id(item)] = node
-                            push(item)
-        self.__dict__["_nodes_by_type"], self.__dict__["parents"] = index, parents
+    @property
+    def parents(self) -> Dict[int, ast.AST]:
+        return self._walk.parents
 
     def nodes(self, kind: Type[N]) -> List[N]:
         """Every node of one type, in no particular order (one shared walk per file)."""
-        return self._nodes_by_type.get(kind, [])  # type: ignore[return-value]
+        return self._walk.index.get(kind, [])  # type: ignore[return-value]
 
     @cached_property
     def statements(self) -> List[ast.stmt]:
         """Every statement node, in no particular order."""
-        return [n for kind, found in self._nodes_by_type.items() if issubclass(kind, ast.stmt) for n in found]
-
-    @cached_property
-    def parents(self) -> Dict[int, ast.AST]:
-        self._walk()
-        return self.parents
+        return [n for kind, found in self._walk.index.items() if issubclass(kind, ast.stmt) for n in found]
 
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
         return self.parents.get(id(node))
@@ -146,11 +119,59 @@ class FileContext:
         return self.source[start:end]
 
     # names -------------------------------------------------------------------------------
+    @cached_property
+    def _qualified(self) -> Dict[int, Tuple[ast.expr, str]]:
+        """id(node) → (node, qualified name) for every Name and attribute chain of the module that
+        resolves: found from the names that can resolve, climbing their attribute chains, so the
+        many names and attributes that cannot resolve (``self.x``, locals) cost nothing."""
+        resolver, parents, scope_of = self.resolver, self.parents, self._walk.scope_of
+        resolvable = resolver.resolvable
+        out: Dict[int, Tuple[ast.expr, str]] = {}
+        heads: Dict[Tuple[int, str], Optional[str]] = {}  # (id(scope), name) → what it resolves to
+        for name in self.nodes(ast.Name):
+            if name.id not in resolvable:
+                continue
+            scope = scope_of[id(name)]
+            key = (id(scope), name.id)
+            head = heads[key] if key in heads else heads.setdefault(key, resolver.resolve_name(name.id, scope))
+            if head is None:
+                continue
+            out[id(name)] = (name, canonical(head))  # type: ignore[assignment]
+            node: ast.expr = name
+            parent = parents.get(id(node))
+            while parent.__class__ is ast.Attribute:
+                head = f"{head}.{parent.attr}"  # type: ignore[attr-defined]
+                out[id(parent)] = (parent, canonical(head))  # type: ignore[assignment]
+                parent = parents.get(id(parent))
+        return out
+
+    def qualified(self, kind: Optional[type] = None) -> List[Tuple[ast.expr, str]]:
+        """(node, qualified name) for each Name and attribute chain that resolves (of ``kind`` only,
+        if given): what rules scan instead of every name and attribute of the module."""
+        found = list(self._qualified.values())
+        return found if kind is None else [(n, q) for n, q in found if n.__class__ is kind]
+
+    @cached_property
+    def _by_qualname(self) -> Dict[str, List[ast.expr]]:
+        out: Dict[str, List[ast.expr]] = {}
+        for node, q in self._qualified.values():
+            out.setdefault(q, []).append(node)
+        return out
+
+    def references(self, qualname: str) -> List[ast.expr]:
+        """The Names and attribute chains that resolve to exactly ``qualname``, in source order."""
+        return self._by_qualname.get(qualname, [])
+
     def qualname(self, node: ast.AST) -> Optional[str]:
-        key = id(node)
-        if key not in self._qualnames:
-            self._qualnames[key] = self.resolver.qualname(node)
-        return self._qualnames[key]
+        found = self._qualified.get(id(node))
+        if found is not None and found[0] is node:
+            return found[1]
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or id(root) in self._walk.scope_of:
+            return None  # a name or chain of this module that does not resolve
+        return self.resolver.qualname(node)  # a node built by a rule, not in this module's tree
 
     def bindings(self, name: ast.Name, scope=None):
         """The bindings of a name where it stands (or as seen from ``scope``)."""
@@ -165,8 +186,35 @@ class FileContext:
 
     def loads_of(self, local: str, qualname: Optional[str]) -> List[ast.Name]:
         """Every read of the name ``local`` where it resolves to ``qualname``."""
-        return [n for n in self.nodes(ast.Name)
-                if n.id == local and isinstance(n.ctx, ast.Load) and self.qualname(n) == qualname]
+        return [n for n in self.names(local) if isinstance(n.ctx, ast.Load) and self.qualname(n) == qualname]
+
+    @cached_property
+    def _names_by_id(self) -> Dict[str, List[ast.Name]]:
+        return _grouped(self.nodes(ast.Name), "id")
+
+    def names(self, identifier: str) -> List[ast.Name]:
+        """Every Name node spelled ``identifier`` (any context), in source order."""
+        return self._names_by_id.get(identifier, [])
+
+    @cached_property
+    def _attributes_by_attr(self) -> Dict[str, List[ast.Attribute]]:
+        return _grouped(self.nodes(ast.Attribute), "attr")
+
+    def attributes(self, *attrs: str) -> List[ast.Attribute]:
+        """Every ``x.attr`` node for these attribute names (any context)."""
+        if len(attrs) == 1:
+            return self._attributes_by_attr.get(attrs[0], [])
+        return [node for attr in dict.fromkeys(attrs) for node in self._attributes_by_attr.get(attr, [])]
+
+    def applications(self, qualname: str) -> List[Tuple[ast.Call, ast.expr, bool]]:
+        """``(call, callee, is_partial)`` for each call of ``qualname`` and each
+        ``functools.partial(qualname, ...)``, in source order; ``callee`` is the node naming it."""
+        found = [(call, call.func, False) for call, _ in self.calls_to(qualname)]
+        for call, _ in self.calls_to("functools.partial"):
+            if call.args and self.qualname(call.args[0]) == qualname:
+                found.append((call, call.args[0], True))
+        found.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
+        return found
 
     def target_at_least(self, since: str) -> bool:
         """Whether the target JAX (None: the newest) is ``since`` or later."""
@@ -176,11 +224,15 @@ class FileContext:
 
     def calls_to(self, *qualnames: str) -> Iterator[Tuple[ast.Call, str]]:
         """Calls whose callee resolves to one of ``qualnames``."""
-        wanted = set(qualnames)
-        for call in self.nodes(ast.Call):
-            q = self.qualname(call.func)
-            if q in wanted:
-                yield call, q
+        found = []
+        for qualname in dict.fromkeys(qualnames):
+            for node in self.references(qualname):
+                parent = self.parents.get(id(node))
+                if parent.__class__ is ast.Call and parent.func is node:  # type: ignore[attr-defined]
+                    found.append((parent, qualname))
+        if len(qualnames) > 1:
+            found.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+        return iter(found)
 
     def reference(self, qualname: str, at: Optional[ast.AST] = None, dotted: bool = False) -> Tuple[str, Tuple[ImportRef, ...]]:
         """Source text that names ``qualname`` where ``at`` stands, and the imports it needs.
@@ -194,7 +246,7 @@ class FileContext:
         scope = resolver.scope_of(at) if at is not None else resolver.module_scope
         module, _, name = qualname.rpartition(".")
         visible = resolver.visible_names(scope)
-        existing = sorted((n for n in visible if resolver.is_import(n, scope)
+        existing = sorted((n for n in visible if n in resolver.resolvable and resolver.is_import(n, scope)
                            and _same_after_moves(n, resolver.resolve_name(n, scope), qualname, self.target)),
                           key=lambda n: (n != name, len(n), n))
         if existing:
@@ -214,7 +266,7 @@ class FileContext:
         resolver = self.resolver
         scope = resolver.scope_of(at) if at is not None else resolver.module_scope
         visible = sorted((n for n in resolver.visible_names(scope)
-                          if resolver.is_import(n, scope) and resolver.resolve_name(n, scope) == module),
+                          if n in resolver.resolvable and resolver.is_import(n, scope) and resolver.resolve_name(n, scope) == module),
                          key=lambda n: (n != alias, len(n), n))
         if visible:
             return visible[0], ()
@@ -249,6 +301,13 @@ class FileContext:
     def replace(self, node: ast.AST, text: str) -> Edit:
         start, end = self.span(node)
         return Edit(start, end, text)
+
+
+def _grouped(nodes: List[N], field: str) -> Dict[str, List[N]]:
+    out: Dict[str, List[N]] = {}
+    for node in nodes:
+        out.setdefault(getattr(node, field), []).append(node)
+    return out
 
 
 # Submodules that ``import jax`` makes reachable as attributes, so ``jax.sharding.Mesh`` works

@@ -106,10 +106,10 @@ class FromGda(Rule):
                                    "`multihost_utils.host_local_array_to_global_array`",
                                    suggestion="pjit(f, out_shardings=...) and host_local_array_to_global_array(x, mesh, spec) "
                                               "for each non-FROM_GDA input")
-        for node in [*ctx.nodes(ast.Name), *ctx.nodes(ast.Attribute)]:
+        for node in ctx.references(FROM_GDA):
             if id(node) in handled or not isinstance(getattr(node, "ctx", None), ast.Load):
                 continue
-            if ctx.qualname(node) == FROM_GDA and not isinstance(ctx.parent(node), ast.Attribute):
+            if not isinstance(ctx.parent(node), ast.Attribute):
                 yield self.finding(ctx, node, "`FROM_GDA` was removed in JAX 0.4.11: jax.Array inputs carry their own "
                                    "sharding; drop it where it reaches pjit's input shardings",
                                    suggestion="omit in_shardings (or None for that input under jax.jit)")

@@ -78,8 +78,7 @@ def named_sharding_text(ctx: FileContext, mesh: ast.expr, axes: ast.expr, at: as
 
 def is_multi_process(ctx: FileContext) -> bool:
     """Whether the module is written for several processes (uses process_index, distributed, ...)."""
-    for node in [*ctx.nodes(ast.Name), *ctx.nodes(ast.Attribute)]:
-        q = ctx.qualname(node) or ""
+    for _, q in ctx.qualified():
         if any(q == m or q.startswith(m + ".") for m in MULTI_PROCESS_MARKERS):
             return True
     return False

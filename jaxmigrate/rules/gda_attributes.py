@@ -237,8 +237,8 @@ class _Checker:
     def run(self) -> Iterator[Finding]:
         for node, member in self._member_references():
             self._member(node, member)
-        for node in self.ctx.nodes(ast.Attribute):
-            if (node.attr in RENAMES or node.attr in PRIVATE_REPORTED) and isinstance(node.ctx, ast.Load):
+        for node in self.ctx.attributes(*RENAMES, *PRIVATE_REPORTED):
+            if isinstance(node.ctx, ast.Load):
                 self._attribute(node)
         for rw in self.rewrites.values():
             edits = (self.ctx.replace(rw.node, rw.text), *(edit for _, _, edit in rw.dependents))
@@ -255,11 +255,10 @@ class _Checker:
         """(node, member) for each Name/Attribute that names ``GDA_MODULE.member``."""
         out = []
         prefix = GDA_MODULE + "."
-        for node in [*self.ctx.nodes(ast.Name), *self.ctx.nodes(ast.Attribute)]:
+        for node, q in self.ctx.qualified():
             if not isinstance(node.ctx, ast.Load):
                 continue
-            q = self.ctx.qualname(node)
-            if q and q.startswith(prefix) and "." not in q[len(prefix):] and self._through_import(node):
+            if q.startswith(prefix) and "." not in q[len(prefix):] and self._through_import(node):
                 out.append((node, q[len(prefix):]))
         return out
 
@@ -547,7 +546,7 @@ class _Checker:
                     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                     if any(isinstance(t, ast.Name) and t.id == attr for t in targets):
                         return True
-        return any(n.attr == attr and isinstance(n.ctx, ast.Store) for n in self.ctx.nodes(ast.Attribute))
+        return any(isinstance(n.ctx, ast.Store) for n in self.ctx.attributes(attr))
 
     # string annotations ----------------------------------------------------------------
     def _string_annotations(self) -> None:
@@ -583,7 +582,7 @@ class _Checker:
                 if alias.asname:
                     uses = ctx.loads_of(alias.asname, GDA_MODULE)
                 else:
-                    uses = [n for n in ctx.nodes(ast.Attribute) if ctx.qualname(n) == GDA_MODULE]
+                    uses = [n for n in ctx.references(GDA_MODULE) if isinstance(n, ast.Attribute)]
                 if not uses and len(stmt.names) == 1 and (alias.asname or not needs_root(ctx, stmt, "jax")):
                     self.findings.append(self.rule.finding(
                         ctx, alias, f"`{alias.name}` no longer exists and nothing here uses it any more",
@@ -608,8 +607,7 @@ class _Checker:
                     uses = ctx.loads_of(local, GDA_MODULE)
                     left = [u for u in uses if not self._module_use_fixed(u)]
                 elif full.startswith(GDA_MODULE + ".") and "." not in full[len(GDA_MODULE) + 1:]:
-                    uses = [n for n in ctx.nodes(ast.Name)
-                            if n.id == local and isinstance(n.ctx, ast.Load) and ctx.qualname(n) == full]
+                    uses = ctx.loads_of(local, full)
                     left = [u for u in uses if not self.fixed.get(id(u), False)]
                 else:
                     continue

@@ -92,12 +92,10 @@ class GdaConstruction(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        for call in ctx.nodes(ast.Call):
-            kind = ctx.qualname(call.func)
-            if kind in CONSTRUCTORS:
-                finding = self._construction(ctx, call, kind)
-                if finding is not None:
-                    yield finding
+        for call, kind in ctx.calls_to(*CONSTRUCTORS):
+            finding = self._construction(ctx, call, kind)
+            if finding is not None:
+                yield finding
 
     def _construction(self, ctx: FileContext, call: ast.Call, kind: str) -> Optional[Finding]:
         method = kind[len(GDA) + 1:] or "GlobalDeviceArray"

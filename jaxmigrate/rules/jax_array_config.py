@@ -96,8 +96,8 @@ class JaxArrayConfig(Rule):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for call, _ in ctx.calls_to(f"{CONFIG}.update"):
             yield from self._update(ctx, call)
-        for node in ctx.nodes(ast.Attribute):
-            if node.attr in OPTIONS and ctx.qualname(node.value) == CONFIG:
+        for node in ctx.attributes(*OPTIONS):
+            if ctx.qualname(node.value) == CONFIG:
                 yield self._read(ctx, node)
         for call, _ in ctx.calls_to("jax._src.config.jax_array"):
             yield self.finding(ctx, call, "the `jax_array` option no longer exists: drop this context manager or "

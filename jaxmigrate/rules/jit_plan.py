@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.gda import FROM_GDA, PARTIAL, PJIT
+from jaxmigrate.rules.gda import FROM_GDA, PJIT
 from jaxmigrate.rules.pjit_axis_resources import RENAMES
 from jaxmigrate.rules.pjit_calls import is_mesh, set_mesh_argument
 
@@ -39,18 +39,15 @@ class PjitUse:
 def pjit_uses(ctx: FileContext) -> List[PjitUse]:
     """Every reference to JAX's pjit in the module, classified."""
     uses, seen = [], set()
-    for call in ctx.nodes(ast.Call):
-        callee = ctx.qualname(call.func)
-        if callee == PJIT:
-            uses.append(PjitUse(call, call.func, call.args[1:], call.keywords, "call"))
-            seen.add(id(call.func))
-        elif callee == PARTIAL and call.args and ctx.qualname(call.args[0]) == PJIT:
-            uses.append(PjitUse(call, call.args[0], [], call.keywords, "partial"))
-            seen.add(id(call.args[0]))
-    decorators = {id(d) for f in [*ctx.nodes(ast.FunctionDef), *ctx.nodes(ast.AsyncFunctionDef)] for d in f.decorator_list}
-    for node in [*ctx.nodes(ast.Name), *ctx.nodes(ast.Attribute)]:
-        if id(node) in seen or not isinstance(node.ctx, ast.Load) or ctx.qualname(node) != PJIT:
-            continue
+    for call, callee, is_partial in ctx.applications(PJIT):
+        if is_partial:
+            uses.append(PjitUse(call, callee, [], call.keywords, "partial"))
+        else:
+            uses.append(PjitUse(call, callee, call.args[1:], call.keywords, "call"))
+        seen.add(id(callee))
+    references = [node for node in ctx.references(PJIT) if id(node) not in seen and isinstance(node.ctx, ast.Load)]
+    decorators = {id(d) for f in [*ctx.nodes(ast.FunctionDef), *ctx.nodes(ast.AsyncFunctionDef)] for d in f.decorator_list} if references else set()
+    for node in references:
         if isinstance(node, ast.Attribute) and isinstance(ctx.parent(node), ast.Attribute):
             continue
         kind = "decorator" if id(node) in decorators else "other"
@@ -172,8 +169,6 @@ def _module_blocker(ctx: FileContext) -> Optional[str]:
     for w in mesh_withs(ctx) if uses_jax(ctx) else ():
         if w.problem:
             return f"the `with` on line {w.statement.lineno} needs a person"
-    if any(n.attr == "thread_resources" for n in ctx.nodes(ast.Attribute)) or any(
-        n.id == "thread_resources" for n in ctx.nodes(ast.Name)
-    ):
+    if ctx.attributes("thread_resources") or ctx.names("thread_resources"):
         return "the module reads `thread_resources`, which `jax.set_mesh` does not set"
     return None

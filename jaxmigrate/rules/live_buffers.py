@@ -97,8 +97,8 @@ class LiveBuffers(Rule):
                 continue
             name = stmt.targets[0].id
             owner = ctx.resolver.scope_of(stmt.targets[0])
-            used = any(n.id == name and isinstance(n.ctx, ast.Load) and ctx.resolver.lookup(name, ctx.resolver.scope_of(n)) is owner
-                       for n in ctx.nodes(ast.Name))
+            used = any(isinstance(n.ctx, ast.Load) and ctx.resolver.lookup(name, ctx.resolver.scope_of(n)) is owner
+                       for n in ctx.names(name))
             if not used and owner.kind == "function":
                 fix = Fix("safe", edits=(delete_statement(ctx, stmt),), drop_unused_imports=ctx.root_import(stmt.value.func))
                 yield self.finding(ctx, stmt, f"`{name}` is no longer used and `xla_bridge.get_backend()` is gone from "

@@ -6,7 +6,7 @@ import ast
 import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
+from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, raw, snippet
 from jaxmigrate.rules.context import FileContext
 from jaxmigrate.rules.moves import BY_OLD, MODULE_IMPORTS, MOVES, REMOVED_MODULES, Move, applies, best_for_uses, premature
 from jaxmigrate.rules.names import canonical, module_attribute_patterns, name_triggers
@@ -123,8 +123,9 @@ class MovedName(Rule):
     family = "sharding"
 
     @classmethod
-    def wants(cls, data: bytes) -> bool:
-        return super().wants(data) or (cls.family == "sharding" and any(p.search(data) for p in _CONFIG_PATTERNS))
+    def wants(cls, data) -> bool:
+        return super().wants(data) or (cls.family == "sharding" and b"config" in data
+                                       and any(p.search(raw(data)) for p in _CONFIG_PATTERNS))
 
     def _move(self, qualname: Optional[str]) -> Optional[Move]:
         move = BY_OLD.get(qualname or "")
@@ -141,7 +142,7 @@ class MovedName(Rule):
         if self.family == "sharding":
             for node in ctx.nodes(ast.Import):
                 yield from self._import(ctx, node)
-        for node in ctx.nodes(ast.Attribute):
+        for node, _ in ctx.qualified(ast.Attribute):
             finding = self._attribute(ctx, node)
             if finding:
                 yield finding
@@ -195,10 +196,10 @@ class MovedName(Rule):
 
     def _uses_without_replacement(self, ctx: FileContext) -> Iterator[Finding]:
         """Each use of an imported name whose replacement the target lacks (the import is reported too)."""
-        for name in ctx.nodes(ast.Name):
+        for name, qual in ctx.qualified(ast.Name):
             if not isinstance(name.ctx, ast.Load):
                 continue
-            move = self._move(ctx.qualname(name))
+            move = self._move(qual)
             if move is not None and not move.module and not applies(move, ctx.target) and not premature(move, ctx.target):
                 note = f": {move.note}" if move.note else ""
                 yield self.finding(ctx, name, f"`{name.id}` (`{move.old}`) no longer exists in JAX and `{move.new}` does "
@@ -367,8 +368,7 @@ class RemovedMapsApi(Rule):
                 if isinstance(call.func, ast.Name):  # `from ... import xmap`: the import is reported, the call too
                     yield self.finding(ctx, call, "`xmap` was removed from JAX: rewrite this call with `jax.shard_map`",
                                        suggestion=suggestion)
-        for node in ctx.nodes(ast.Attribute):
-            qual = ctx.qualname(node) or ""
+        for node, qual in ctx.qualified(ast.Attribute):
             module, _, name = qual.rpartition(".")
             if module in REMOVED_MODULES and qual not in BY_OLD:
                 if id(node) in advice:
@@ -411,12 +411,12 @@ def _uses_of_local(ctx: FileContext, local: str, qual: str) -> bool:
 
 def _module_path_used(ctx: FileContext, module: str) -> bool:
     """Whether any attribute chain goes through ``module`` (e.g. ``jax.experimental.maps.xmap``)."""
-    return any(ctx.qualname(n) == module for n in ctx.nodes(ast.Attribute))
+    return any(isinstance(n, ast.Attribute) for n in ctx.references(module))
 
 
 def needs_root(ctx: FileContext, node: ast.Import, root: str) -> bool:
     """Whether dropping ``import root.x.y`` would leave uses of ``root`` with no other import."""
-    used = any(n.id == root and isinstance(n.ctx, ast.Load) and ctx.qualname(n) == root for n in ctx.nodes(ast.Name))
+    used = bool(ctx.loads_of(root, root))
     if not used:
         return False
     for other in ctx.resolver.imports:
@@ -471,8 +471,8 @@ class TreeAliases(MovedName):
     family = "tree"
 
     @classmethod
-    def wants(cls, data: bytes) -> bool:
-        return super().wants(data) and any(p.search(data) for p in cls._spelled)
+    def wants(cls, data) -> bool:
+        return super().wants(data) and any(p.search(raw(data)) for p in cls._spelled)
     examples = (
         Example(
             snippet("""

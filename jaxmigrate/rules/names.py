@@ -10,9 +10,13 @@ leave it alone.
 from __future__ import annotations
 
 import ast
+import functools
 import re
-from dataclasses import dataclass
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+
+from jaxmigrate.rules.scopes import Binding, Scope, Walk, dotted as _dotted, walk
+
+__all__ = ["Binding", "Resolver", "Scope", "canonical", "module_attribute_patterns", "name_triggers"]
 
 # Internal or historical paths of the same object, mapped to the path rules match on.
 CANONICAL = {
@@ -30,8 +34,13 @@ CANONICAL = {
 
 
 def canonical(qualname: Optional[str]) -> Optional[str]:
-    if qualname is None:
-        return None
+    if qualname is None or not qualname.startswith("jax"):  # every CANONICAL path is JAX's
+        return qualname
+    return _canonical(qualname)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _canonical(qualname: str) -> str:
     # longest matching prefix wins: "jax.lib.xla_bridge.get_backend" -> "jax._src.lib..."
     parts = qualname.split(".")
     for i in range(len(parts), 0, -1):
@@ -86,204 +95,19 @@ def module_attribute_patterns(module: str, names: Iterable[bytes]) -> "Tuple[re.
     )
 
 
-@dataclass
-class Binding:
-    kind: str  # "import", "alias" (x = some.dotted.name), "none" (x = None), "other"
-    qualname: Optional[str] = None
-    value: Optional[ast.expr] = None  # for "alias"
-    node: Optional[ast.AST] = None  # the statement that binds
-
-
-class Scope:
-    def __init__(self, node: ast.AST, parent: Optional["Scope"], kind: str) -> None:
-        self.node = node
-        self.parent = parent
-        self.kind = kind  # "module", "function", "class"
-        self.bindings: Dict[str, List[Binding]] = {}
-
-    def bind(self, name: str, binding: Binding) -> None:
-        self.bindings.setdefault(name, []).append(binding)
-
-
-def _dotted(node: ast.AST) -> Optional[List[str]]:
-    parts: List[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return parts[::-1]
-    return None
-
-
-# Leaf node kinds that bind nothing and hold no name: the walks below never descend into them.
-LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop, ast.Constant)
-
-
-class _Binder(ast.NodeVisitor):
-    """Collects bindings per scope and remembers the scope of every Name node."""
-
-    def visit(self, node: ast.AST) -> None:  # NodeVisitor's, with the method lookup cached per class
-        method = _DISPATCH.get(node.__class__)
-        if method is None:
-            method = _DISPATCH[node.__class__] = getattr(_Binder, "visit_" + node.__class__.__name__, _Binder.generic_visit)
-        method(self, node)
-
-    def generic_visit(self, node: ast.AST) -> None:
-        visit = self.visit
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, ast.AST) and not isinstance(item, LEAVES):
-                        visit(item)
-            elif isinstance(value, ast.AST) and not isinstance(value, LEAVES):
-                visit(value)
-
-    def __init__(self, module: ast.Module) -> None:
-        self.module_scope = Scope(module, None, "module")
-        self.scope = self.module_scope
-        self.scope_of: Dict[int, Scope] = {}
-        self.imports: List[ast.AST] = []
-        self.scopes: List[Scope] = [self.module_scope]
-
-    # scopes ------------------------------------------------------------------------------
-    def _function(self, node: ast.AST, name: Optional[str]) -> None:
-        if name is not None:
-            self.scope.bind(name, Binding("other", node=node))
-        for deco in getattr(node, "decorator_list", []):
-            self.visit(deco)
-        args: ast.arguments = node.args  # type: ignore[attr-defined]
-        for default in [*args.defaults, *[d for d in args.kw_defaults if d is not None]]:
-            self.visit(default)
-        for ann in [a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if a.annotation]:
-            self.visit(ann)
-        if getattr(node, "returns", None) is not None:
-            self.visit(node.returns)  # type: ignore[attr-defined]
-        outer = self.scope
-        self.scope = Scope(node, outer, "function")
-        self.scopes.append(self.scope)
-        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-            if a is not None:
-                self.scope.bind(a.arg, Binding("other", node=node))
-        body = node.body  # type: ignore[attr-defined]
-        for stmt in body if isinstance(body, list) else [body]:
-            self.visit(stmt)
-        self.scope = outer
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self._function(node, node.name)
-
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        self._function(node, None)
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self.scope.bind(node.name, Binding("other", node=node))
-        for expr in [*node.decorator_list, *node.bases, *[k.value for k in node.keywords]]:
-            self.visit(expr)
-        outer = self.scope
-        self.scope = Scope(node, outer, "class")
-        self.scopes.append(self.scope)
-        for stmt in node.body:
-            self.visit(stmt)
-        self.scope = outer
-
-    # bindings ----------------------------------------------------------------------------
-    def visit_Import(self, node: ast.Import) -> None:
-        self.imports.append(node)
-        for alias in node.names:
-            if alias.asname:
-                self.scope.bind(alias.asname, Binding("import", alias.name, node=node))
-            else:
-                root = alias.name.split(".")[0]
-                self.scope.bind(root, Binding("import", root, node=node))
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self.imports.append(node)
-        for alias in node.names:
-            if alias.name == "*":
-                continue
-            local = alias.asname or alias.name
-            qual = f"{node.module}.{alias.name}" if node.module and not node.level else None
-            self.scope.bind(local, Binding("import" if qual else "other", qual, node=node))
-
-    def _bind_target(self, target: ast.AST, value: Optional[ast.expr], stmt: ast.AST) -> None:
-        if isinstance(target, ast.Name):
-            if value is not None and _dotted(value) is not None:
-                self.scope.bind(target.id, Binding("alias", value=value, node=stmt))
-            elif isinstance(value, ast.Constant) and value.value is None:
-                self.scope.bind(target.id, Binding("none", node=stmt))
-            else:
-                self.scope.bind(target.id, Binding("other", node=stmt))
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self._bind_target(elt, None, stmt)
-        elif isinstance(target, ast.Starred):
-            self._bind_target(target.value, None, stmt)
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self.visit(node.value)
-        for target in node.targets:
-            self._bind_target(target, node.value, node)
-            self.visit(target)
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if node.value is not None:
-            self.visit(node.value)
-        self.visit(node.annotation)
-        self._bind_target(node.target, node.value, node)
-
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self.generic_visit(node)
-        self._bind_target(node.target, None, node)
-
-    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
-        self.visit(node.value)
-        self._bind_target(node.target, None, node)
-
-    def _loop_target(self, node: ast.AST) -> None:
-        self._bind_target(node.target, None, node)  # type: ignore[attr-defined]
-        self.generic_visit(node)
-
-    visit_For = visit_AsyncFor = _loop_target  # type: ignore[assignment]
-
-    def visit_comprehension(self, node: ast.comprehension) -> None:
-        self._bind_target(node.target, None, node)
-        self.generic_visit(node)
-
-    def visit_withitem(self, node: ast.withitem) -> None:
-        self.visit(node.context_expr)
-        if node.optional_vars is not None:
-            self._bind_target(node.optional_vars, None, node)
-
-    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
-        if node.name:
-            self.scope.bind(node.name, Binding("other", node=node))
-        self.generic_visit(node)
-
-    def visit_Name(self, node: ast.Name) -> None:
-        self.scope_of[id(node)] = self.scope
-
-
-_DISPATCH: Dict[type, object] = {}
-
-
 class Resolver:
     """Qualified names for expressions of one module."""
 
-    def __init__(self, module: ast.Module) -> None:
-        binder = _Binder(module)
-        binder.visit(module)
-        self.module_scope = binder.module_scope
-        self._scope_of = binder.scope_of
-        self.imports = binder.imports
-        self.scopes = binder.scopes
+    def __init__(self, module: ast.Module, walked: Optional[Walk] = None) -> None:
+        walked = walked if walked is not None else walk(module)
+        self.module_scope = walked.module_scope
+        self._scope_of = walked.scope_of
+        self.imports = walked.imports
+        self.scopes = walked.scopes
         self._resolving: set = set()
         self._resolved: Dict[tuple, Optional[str]] = {}
         # only these names can resolve: a name no scope binds by an import or an alias cannot
-        self._resolvable = {name for s in self.scopes for name, bs in s.bindings.items()
+        self.resolvable = {name for s in self.scopes for name, bs in s.bindings.items()
                             if any(b.kind in ("import", "alias") for b in bs)}
 
     # -------------------------------------------------------------------------------------
@@ -299,7 +123,7 @@ class Resolver:
         return None
 
     def resolve_name(self, name: str, scope: Scope) -> Optional[str]:
-        if name not in self._resolvable:
+        if name not in self.resolvable:
             return None
         owner = self.lookup(name, scope)
         if owner is None:
@@ -337,7 +161,7 @@ class Resolver:
         root = node
         while isinstance(root, ast.Attribute):
             root = root.value
-        if not isinstance(root, ast.Name) or root.id not in self._resolvable:  # the common case, decided cheaply
+        if not isinstance(root, ast.Name) or root.id not in self.resolvable:  # the common case, decided cheaply
             return None
         parts = _dotted(node)
         if parts is None:

@@ -9,7 +9,6 @@ from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, snippet
 from jaxmigrate.rules.context import FileContext
 
 PJIT = "jax.experimental.pjit.pjit"
-PARTIAL = "functools.partial"
 RENAMES = {"in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"}
 
 
@@ -87,9 +86,7 @@ class PjitAxisResources(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         handled_dicts = set()
-        for call in ctx.nodes(ast.Call):
-            if not self._is_pjit_call(ctx, call):
-                continue
+        for call, _, _ in ctx.applications(PJIT):
             given = {kw.arg for kw in call.keywords}
             for kw in call.keywords:
                 if kw.arg in RENAMES and RENAMES[kw.arg] in given:  # both spellings: a TypeError either way
@@ -101,13 +98,6 @@ class PjitAxisResources(Rule):
         yield from self._dynamic_keys(ctx, handled_dicts)
 
     # -------------------------------------------------------------------------------------
-    @staticmethod
-    def _is_pjit_call(ctx: FileContext, call: ast.Call) -> bool:
-        callee = ctx.qualname(call.func)
-        if callee == PJIT:
-            return True
-        return callee == PARTIAL and bool(call.args) and ctx.qualname(call.args[0]) == PJIT
-
     def _keyword_finding(self, ctx: FileContext, kw: ast.keyword) -> Finding:
         start = ctx.offset(kw.lineno, kw.col_offset)
         new = RENAMES[kw.arg]  # type: ignore[index]
@@ -145,7 +135,7 @@ class PjitAxisResources(Rule):
 
     def _dynamic_keys(self, ctx: FileContext, handled: set) -> Iterator[Finding]:
         """String keys naming the removed keywords, in modules that use pjit."""
-        if not any(ctx.qualname(n) == PJIT for n in _name_like(ctx)):
+        if not ctx.references(PJIT):
             return
         for const in ctx.nodes(ast.Constant):
             if const.value in RENAMES and not _inside(ctx, const, handled):
@@ -155,8 +145,8 @@ class PjitAxisResources(Rule):
                     f"the string {const.value!r} looks like a pjit keyword built at run time: rename it by hand",
                     suggestion=repr(RENAMES[const.value]),
                 )
-        for call in ctx.nodes(ast.Call):
-            if isinstance(call.func, ast.Name) and call.func.id == "dict" and id(call) not in handled:
+        for call in [ctx.parent(n) for n in ctx.names("dict")]:
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "dict" and id(call) not in handled:
                 for kw in call.keywords:
                     if kw.arg in RENAMES:
                         yield self.finding(
@@ -198,8 +188,8 @@ def _rename_key(ctx: FileContext, node: ast.AST, key: str) -> Edit:
 def _load_count(ctx: FileContext, name: str, scope) -> int:
     return sum(
         1
-        for n in ctx.nodes(ast.Name)
-        if n.id == name and isinstance(n.ctx, ast.Load) and ctx.resolver.scope_of(n) is scope
+        for n in ctx.names(name)
+        if isinstance(n.ctx, ast.Load) and ctx.resolver.scope_of(n) is scope
     )
 
 

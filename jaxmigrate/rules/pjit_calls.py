@@ -35,11 +35,8 @@ class PjitCall:
 
 
 def pjit_calls(ctx: FileContext) -> Iterator[PjitCall]:
-    for call in ctx.nodes(ast.Call):
-        callee = ctx.qualname(call.func)
-        is_partial = callee == PARTIAL and call.args and ctx.qualname(call.args[0]) == PJIT
-        if callee != PJIT and not is_partial:
-            continue
+    for call, _, is_partial in ctx.applications(PJIT):
+        callee = PARTIAL if is_partial else PJIT
         spec: Optional[ast.AST] = next((k for k in call.keywords if k.arg in IN_KEYWORDS), None)
         value = spec.value if isinstance(spec, ast.keyword) else None
         if spec is None and callee == PJIT and len(call.args) >= 2:
@@ -74,8 +71,8 @@ def call_sites(ctx: FileContext, pj: PjitCall) -> List[ast.Call]:
     """Calls of the pjitted function's name that resolve to the same binding."""
     binding_scope = ctx.resolver.lookup(pj.name, ctx.resolver.scope_of(pj.call.func))  # type: ignore[arg-type]
     sites = []
-    for call in ctx.nodes(ast.Call):
-        if isinstance(call.func, ast.Name) and call.func.id == pj.name:
+    for call in [ctx.parent(n) for n in ctx.names(pj.name)]:  # type: ignore[arg-type]
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == pj.name:
             owner = ctx.resolver.lookup(pj.name, ctx.resolver.scope_of(call.func))  # type: ignore[arg-type]
             bindings = owner.bindings.get(pj.name, []) if owner else []
             if owner is binding_scope and len(bindings) == 1 and bindings[0].node is pj.bound_to:

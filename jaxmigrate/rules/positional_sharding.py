@@ -338,8 +338,8 @@ class _Plan:
 
     def _loads(self, stmt: ast.Assign) -> List[ast.Name]:
         name = stmt.targets[0].id  # type: ignore[attr-defined]
-        return [n for n in self.ctx.nodes(ast.Name)
-                if n.id == name and isinstance(n.ctx, ast.Load) and self.ctx.single_assignment(n) is stmt]
+        return [n for n in self.ctx.names(name)
+                if isinstance(n.ctx, ast.Load) and self.ctx.single_assignment(n) is stmt]
 
     def _occurrence_of(self, load: ast.expr) -> ast.expr:
         node = load
@@ -469,8 +469,8 @@ class _Plan:
                 continue
             why = self._unstable(layout, expr) if self._sink(expr) is None else self._sink(expr)
             yield rule.finding(ctx, expr, f"{MESSAGE}; {why}", suggestion=self.sharding_text(layout, expr)[0])
-        for ref in ctx.nodes(ast.Name) + ctx.nodes(ast.Attribute):
-            if ctx.qualname(ref) in LEGACY and not isinstance(ctx.parent(ref), ast.Attribute):
+        for ref, qual in ctx.qualified():
+            if qual in LEGACY and not isinstance(ctx.parent(ref), ast.Attribute):
                 parent = ctx.parent(ref)
                 if not (isinstance(parent, ast.Call) and parent.func is ref):
                     yield rule.finding(ctx, ref, f"{MESSAGE}; the class itself is used here", suggestion="jax.sharding.NamedSharding")

@@ -10,7 +10,6 @@ from jaxmigrate.rules.context import FileContext
 
 LEGACY = "jax.experimental.shard_map.shard_map"
 MODERN = "jax.shard_map"
-PARTIAL = "functools.partial"
 POSITIONAL = ("mesh", "in_specs", "out_specs", "check_rep", "auto")
 
 
@@ -67,18 +66,12 @@ class ShardMap(Rule):
         if not ctx.target_at_least(self.replacement_since):  # type: ignore[arg-type]  (set on this rule)
             return  # no jax.shard_map in the target, and the experimental one is not deprecated there
         handled = set()
-        for call in ctx.nodes(ast.Call):
-            callee = ctx.qualname(call.func)
-            if callee == LEGACY:
-                target, options = call.func, call.args[1:]
-            elif callee == PARTIAL and call.args and ctx.qualname(call.args[0]) == LEGACY:
-                target, options = call.args[0], call.args[1:]
-            else:
-                continue
+        for call, target, is_partial in ctx.applications(LEGACY):
+            options = call.args[1:]
             handled.add(id(target))
             yield self._rewrite(ctx, call, target, options)
-        for node in [*ctx.nodes(ast.Name), *ctx.nodes(ast.Attribute)]:  # the function used as a value
-            if (id(node) not in handled and isinstance(node.ctx, ast.Load) and ctx.qualname(node) == LEGACY
+        for node in ctx.references(LEGACY):  # the function used as a value
+            if (id(node) not in handled and isinstance(node.ctx, ast.Load)
                     and not isinstance(ctx.parent(node), ast.Attribute)):
                 yield self.finding(ctx, node, "`jax.experimental.shard_map.shard_map` is deprecated since JAX 0.8.0 and "
                                    "used as a value here: replace it with `jax.shard_map` by hand (options "
