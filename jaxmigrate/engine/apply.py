@@ -10,7 +10,8 @@ import ast
 import re
 from typing import Iterable, List, Sequence, Tuple
 
-from jaxmigrate.engine.imports import fix_imports
+from jaxmigrate.engine.imports import drops_before_edits, fix_imports
+from jaxmigrate.rules.context import FileContext
 from jaxmigrate.rules.base import Fix, StatementEdit
 
 
@@ -30,10 +31,14 @@ def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
         # statement edits work on the LibCST tree of the current text: apply them alone
         text = _apply_statement_edits(source, [e for f in structural for e in f.statement_edits])
         chosen = structural
-    else:
-        text = _apply_text_edits(source, [e for f in chosen for e in f.edits])
     adds = [i for f in chosen for i in f.add_imports]
     drops = [i for f in chosen for i in f.drop_unused_imports]
+    if not structural:
+        edits = [e for f in chosen for e in f.edits]
+        early = drops_before_edits(FileContext.of(source), edits, drops) if drops else None
+        if early is not None:  # decided on the text the analysis parsed: no parse of the edited text
+            edits, drops = edits + early, []
+        text = _apply_text_edits(source, edits)
     if adds or drops:
         text = fix_imports(text, adds, drops)
     try:  # compile, not just parse: it also catches e.g. a keyword argument given twice

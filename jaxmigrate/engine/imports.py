@@ -10,6 +10,9 @@ top-level import.
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
+import re
 from typing import List, Optional, Sequence
 
 from jaxmigrate.rules.base import Edit, ImportRef
@@ -50,6 +53,55 @@ def _drop_unused(source: str, drops: List[ImportRef]) -> str:
     for edit in sorted(edits, key=lambda e: e.start, reverse=True):
         source = source[: edit.start] + edit.text + source[edit.end :]
     return source
+
+
+def drops_before_edits(ctx: FileContext, edits: Sequence[Edit], drops: Sequence[ImportRef]) -> Optional[List[Edit]]:
+    """The edits that drop the imports of ``drops`` which ``edits`` leave unused, decided and
+    located on the text before ``edits`` (``ctx``), so that the edited text need not be parsed
+    again for it. An alias goes when each read of its name lies inside an edited span and no new
+    text names it. None when this cannot be decided here and ``fix_imports`` must look at the
+    edited text: an import statement the edits touch, one inside a block (the edits may leave
+    the block empty), or a new text that mentions a dropped name."""
+    spans = sorted((e.start, e.end) for e in edits)
+    starts = [s for s, _ in spans]
+    reach = list(itertools.accumulate((e for _, e in spans), max))  # furthest end among the spans so far
+
+    def covered(node: ast.AST) -> bool:
+        start, end = ctx.span(node)
+        i = bisect.bisect_right(starts, start) - 1
+        return i >= 0 and reach[i] >= end
+
+    def overlaps(start: int, end: int) -> bool:
+        return any(s < end and start < e or s == e == start for s, e in spans)
+
+    dunder_all = _names_in_all(ctx)
+    unused = [ref for ref in dict.fromkeys(drops) if _local(ref) not in dunder_all]
+    out: List[Edit] = []
+    for stmt in [*ctx.nodes(ast.Import), *ctx.nodes(ast.ImportFrom)]:
+        gone = [a for a in stmt.names if any(_matches(stmt, a, ref) for ref in unused)]
+        if not gone:
+            continue
+        if not isinstance(ctx.parent(stmt), ast.Module) or overlaps(*ctx.span(stmt)):
+            return None
+        really = []
+        for alias in gone:
+            local = alias.asname or alias.name.split(".")[0]
+            word = re.compile(rf"(?<![\w.]){re.escape(local)}\b")
+            if any(word.search(e.text) for e in edits):
+                return None
+            loads = [n for n in ctx.names(local) if isinstance(n.ctx, ast.Load) and not covered(n)]
+            if not _read(ctx, stmt, loads):
+                really.append(alias)
+        if len(really) == len(stmt.names):
+            edit = delete_statement(ctx, stmt)
+        elif really:
+            edit = ctx.replace(stmt, render_without_names(ctx.text(stmt), {(a.name, a.asname) for a in really}))
+        else:
+            continue
+        if overlaps(edit.start, edit.end):
+            return None
+        out.append(edit)
+    return out
 
 
 def _read(ctx: FileContext, stmt: ast.stmt, loads: List[ast.Name]) -> bool:
