@@ -125,3 +125,18 @@ def test_a_notebook_is_prefiltered_on_its_code_cells():
     assert not BY_CODE["JM702"].wants(data)  # in the JSON no line starts with `with`
     out = transform(data, "demo.ipynb", Settings(tuple(BY_CODE)))
     assert "JM702" in {f.code for f in out.findings}
+
+
+@pytest.mark.parametrize("text, found", [
+    ("with mesh:\n    pass\n", True),
+    ("def f():\n    with mesh:\n        pass\n", True),
+    ("async def f():\r\n\tasync  with mesh:\r\n        pass\r\n", True),
+    ("x = 1\rwith mesh:\r    pass\r", True),  # old Mac line endings
+    ("without = 1\nwithin(mesh)\n", False),
+    ("# with mesh:\nx = 'with mesh'\n", False),
+    ("x = 1; y = with_mesh\n", False),
+])
+def test_with_statement_search(text, found):
+    from jaxmigrate.rules.mesh_context import has_with_statement
+
+    assert has_with_statement(text.encode()) is found
