@@ -54,3 +54,14 @@ def test_report_states_each_goal():
     assert "one-file check: 0.20 s" in text
     del result["medians"]["ruff"]
     assert "ruff is not installed" in bench_run.report(result)
+
+
+def test_breakdown_names_every_phase(tmp_path, capsys, monkeypatch):
+    import breakdown
+
+    generate.generate(tmp_path, 3_000, seed=2)
+    monkeypatch.setattr(sys, "argv", ["breakdown.py", str(tmp_path)])
+    breakdown.main()
+    out = capsys.readouterr().out
+    for phase in ("prefilter, every file", "ast.parse, files that pass", "the one walk", "resolved names", "rule JM", "floor:", "total"):
+        assert phase in out, out
