@@ -141,3 +141,19 @@ def test_later_rounds_skip_rules_the_fixed_text_does_not_want(monkeypatch):
     assert "in_shardings=None" in out.text
     # JM102 wanted `axis_resources`, which the fix removed; JM101 reported, so it stays
     assert "JM102" in calls[0] and "JM101" in calls[1] and "JM102" not in calls[1]
+
+
+@pytest.mark.parametrize("statement", ["from a import b, c, d", "import a.b, c as d, e", "from a.b import c as d, e",
+                                       "from jax.experimental import maps, pjit as pj, PartitionSpec as P"])
+def test_plain_imports_are_rebuilt_as_libcst_renders_them(statement, monkeypatch):
+    import re
+
+    from jaxmigrate.rules import statements
+
+    names = statement.split(" import ", 1)[1] if statement.startswith("from ") else statement[len("import "):]
+    items = [tuple((item.split(" as ") + [None])[:2]) for item in names.split(", ")]
+    for drop in items:
+        fast = statements.render_without_names(statement, {drop})
+        with monkeypatch.context() as m:
+            m.setattr(statements, "_PLAIN_IMPORT", re.compile("(?!)"))  # never plain: LibCST renders it
+            assert fast == statements.render_without_names(statement, {drop})
