@@ -169,3 +169,50 @@ def test_twelve_thousand_fixes_in_one_file():
     assert out.text == header + "".join(
         line.replace("in_axis_resources", "in_shardings").replace("out_axis_resources", "out_shardings") for line in lines)
     compile(out.text, "<fixed>", "exec")
+
+
+FOLD = "import jax\n\nif jax.config.jax_array:\n    x = 1\n"
+PJIT = "from jax.experimental.pjit import pjit\n\nf = pjit(abs, in_axis_resources=None, out_axis_resources=None)\n"
+
+
+def _fix_tree(tmp_path, bad_name: str, bad_text: str):
+    from click.testing import CliRunner
+
+    from jaxmigrate.cli import main
+
+    (tmp_path / bad_name).write_text(bad_text)
+    (tmp_path / "ok.py").write_text(PJIT)
+    return CliRunner().invoke(main, ["fix", "-j", "1", "--no-cache", str(tmp_path)], catch_exceptions=False)
+
+
+def _raises(node):
+    raise RuntimeError("kaput")
+
+
+@pytest.mark.parametrize("transform, message", [(_raises, "RuntimeError: kaput"), (lambda node: "x = 1", "")],
+                         ids=["raises", "returns-a-string"])
+def test_a_statement_edit_that_fails_is_a_file_error(tmp_path, monkeypatch, pinned_target, transform, message):
+    """LibCST statement edits run rule code (the transform) at fix time: its failure is that
+    file's JM000, like a rule's in `check`."""
+    from jaxmigrate.rules import folding
+
+    monkeypatch.setattr(folding, "keep_body", transform)
+    result = _fix_tree(tmp_path, "fold.py", FOLD)
+    assert result.exit_code == 2, result.output
+    assert f"fold.py:1:1: JM000 internal error in a statement edit: {message}" in result.output, result.output
+    assert (tmp_path / "fold.py").read_text() == FOLD
+    assert "in_shardings" in (tmp_path / "ok.py").read_text()
+
+
+def test_any_other_failure_while_fixing_is_a_file_error(tmp_path, monkeypatch, pinned_target):
+    """The last resort: an exception nobody foresaw (here in the import editing) is that file's error."""
+    def broken(*args):
+        raise ZeroDivisionError("surprise")
+
+    monkeypatch.setattr(apply, "fix_imports", broken)
+    text = "from jax.experimental import maps\n\nm = maps.Mesh(d, (\"x\",))\n"  # JM201: imports edited
+    result = _fix_tree(tmp_path, "tree.py", text)
+    assert result.exit_code == 2, result.output
+    assert "tree.py:1:1: JM000 internal error: ZeroDivisionError: surprise" in result.output, result.output
+    assert (tmp_path / "tree.py").read_text() == text
+    assert "in_shardings" in (tmp_path / "ok.py").read_text()

@@ -16,7 +16,8 @@ from jaxmigrate.rules.base import Fix, StatementEdit
 
 
 class FixError(Exception):
-    """A fix produced a module that does not parse; the file is left as it was."""
+    """A fix produced a module that does not parse, or could not be applied; the file is left as
+    it was."""
 
 
 def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
@@ -29,7 +30,12 @@ def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
     chosen = _non_overlapping([f for f in fixes if not f.statement_edits and f.edits])
     if structural:
         # statement edits work on the LibCST tree of the current text: apply them alone
-        text = _apply_statement_edits(source, [e for f in structural for e in f.statement_edits])
+        try:
+            text = _apply_statement_edits(source, [e for f in structural for e in f.statement_edits])
+        except (RecursionError, MemoryError):  # too deep: the pipeline tries again with a raised limit
+            raise
+        except Exception as exc:  # noqa: BLE001 - a rule's transform (or LibCST on its result)
+            raise FixError(f"internal error in a statement edit: {type(exc).__name__}: {exc}") from exc
         chosen = structural
     else:
         text = _apply_text_edits(source, [e for f in chosen for e in f.edits])

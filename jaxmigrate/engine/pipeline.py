@@ -256,6 +256,8 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
         result.error = f"too deeply nested to process ({type(exc).__name__}: {exc})"
     except MemoryError as exc:  # how Python's parser reports its own nesting limit
         result.error = f"too deeply nested for Python's parser, or out of memory ({type(exc).__name__}: {exc})".replace(": )", ")")
+    except Exception as exc:  # noqa: BLE001 - any other failure (an engine bug) is this file's error too
+        result.error = f"internal error: {type(exc).__name__}: {exc}"
     if result.error:
         result.findings, result.changed, result.fixes_applied, result.diff, result.new_bytes = [], False, 0, "", None
     return result
