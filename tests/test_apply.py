@@ -216,3 +216,31 @@ def test_any_other_failure_while_fixing_is_a_file_error(tmp_path, monkeypatch, p
     assert "tree.py:1:1: JM000 internal error: ZeroDivisionError: surprise" in result.output, result.output
     assert (tmp_path / "tree.py").read_text() == text
     assert "in_shardings" in (tmp_path / "ok.py").read_text()
+
+
+_OUTSIDE = {"insert-past-end": (len(PJIT) + 5, len(PJIT) + 5), "replace-past-end": (len(PJIT) - 1, len(PJIT) + 10),
+            "negative-start": (-1, 3), "end-before-start": (10, 4)}
+
+
+@pytest.mark.parametrize("where", sorted(_OUTSIDE))
+def test_an_edit_outside_the_text_is_a_file_error(tmp_path, monkeypatch, pinned_target, where):
+    """An edit whose span does not lie in the text is a rule bug: never applied (an insertion past
+    the end used to be appended), the file's JM000."""
+    from jaxmigrate.rules.base import Edit, Fix
+    from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
+
+    start, end = _OUTSIDE[where]
+    real = PjitAxisResources.check
+
+    def bad(self, ctx):
+        if ctx.path.endswith("bad.py") and ctx.source == PJIT:  # once: the first round
+            yield self.finding(ctx, ctx.tree.body[-1], "bad", Fix("safe", edits=(Edit(start, end, "\nx = 1\n"),)))
+        else:
+            yield from real(self, ctx)
+
+    monkeypatch.setattr(PjitAxisResources, "check", bad)
+    result = _fix_tree(tmp_path, "bad.py", PJIT)
+    assert result.exit_code == 2, result.output
+    assert "bad.py:1:1: JM000 internal error: an edit's span" in result.output, result.output
+    assert (tmp_path / "bad.py").read_text() == PJIT
+    assert "in_shardings" in (tmp_path / "ok.py").read_text()

@@ -90,6 +90,10 @@ def _apply_text_edits(source: str, edits: Iterable) -> str:
     """One pass over the text, splicing the edits in order (each edit in turn copied the whole
     text: 12,000 edits on a 780 KB file cost 0.7 s)."""
     ordered = sorted(dict.fromkeys(edits), key=lambda e: (e.start, e.end))
+    for edit in ordered:  # a rule bug: slicing would append it, or count from the end
+        if not 0 <= edit.start <= edit.end <= len(source):
+            raise FixError(f"internal error: an edit's span [{edit.start}, {edit.end}) is not within the text "
+                           f"(0 to {len(source)} characters)")
     if any(a.end > b.start for a, b in zip(ordered, ordered[1:])):  # edits of one fix that overlap
         out = source
         for edit in reversed(ordered):
