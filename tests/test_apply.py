@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jaxmigrate.engine import apply
 from tests.conftest import run
@@ -103,3 +105,142 @@ def test_a_text_parsed_recently_is_not_parsed_again():
     assert (twin.path, twin.target) == ("b.py", (0, 4, 20)) and (first.path, first.target) == ("a.py", None)
     assert twin.tree is first.tree
     assert FileContext.of(text + "\n").tree is not first.tree
+
+
+def _old_non_overlapping(fixes):
+    """The check every fix against every chosen span that apply._non_overlapping replaced."""
+    taken, chosen = [], []
+    for fix in sorted(fixes, key=lambda f: f.span):
+        spans = [(e.start, e.end) for e in fix.edits]
+        if any(s < te and ts < e or (s == e == ts) for s, e in spans for ts, te in taken):
+            continue
+        taken.extend(spans)
+        chosen.append(fix)
+    return chosen
+
+
+def _old_apply(source, edits):
+    out = source
+    for edit in sorted(set(edits), key=lambda e: (e.start, e.end), reverse=True):
+        out = out[: edit.start] + edit.text + out[edit.end :]
+    return out
+
+
+_SOURCE = "abcdefghijklmnopqrstuvwxyz" * 2
+
+
+@st.composite
+def _fixes(draw):
+    from jaxmigrate.rules.base import Edit, Fix
+
+    fixes, used = [], set()
+    for k in range(draw(st.integers(0, 12))):
+        edits = []
+        for _ in range(draw(st.integers(1, 3))):
+            start = draw(st.integers(0, len(_SOURCE)))
+            end = draw(st.integers(start, min(len(_SOURCE), start + draw(st.sampled_from([0, 1, 3, 20])))))
+            if (start, end) in used:  # the old order of two edits of one span was the set's (random)
+                continue
+            used.add((start, end))
+            edits.append(Edit(start, end, f"<{k}>"))
+        if edits:
+            fixes.append(Fix("safe", edits=tuple(edits)))
+    return fixes
+
+
+@settings(max_examples=400, deadline=None)
+@given(_fixes())
+def test_choosing_and_splicing_edits_agree_with_one_at_a_time(fixes):
+    """The bisected overlap check chooses what checking every chosen span chose, and the
+    one-pass splice gives what applying edit by edit gave."""
+    chosen = apply._non_overlapping(fixes)
+    assert chosen == _old_non_overlapping(fixes)
+    edits = [e for f in chosen for e in f.edits]
+    assert apply._apply_text_edits(_SOURCE, edits) == _old_apply(_SOURCE, edits)
+
+
+def test_twelve_thousand_fixes_in_one_file():
+    """12,000 pjit calls with legacy keywords in one 780 KB file: every line fixed (the time it
+    takes is in docs/performance.md, not tested)."""
+    header = "from jax.experimental.pjit import pjit\n\n"
+    lines = [f"f{i} = pjit(g, in_axis_resources=None, out_axis_resources=None)\n" for i in range(12_000)]
+    out = run(header + "".join(lines), ["JM101"])
+    assert out.fixes_applied == 24_000 and not out.findings
+    assert out.text == header + "".join(
+        line.replace("in_axis_resources", "in_shardings").replace("out_axis_resources", "out_shardings") for line in lines)
+    compile(out.text, "<fixed>", "exec")
+
+
+FOLD = "import jax\n\nif jax.config.jax_array:\n    x = 1\n"
+PJIT = "from jax.experimental.pjit import pjit\n\nf = pjit(abs, in_axis_resources=None, out_axis_resources=None)\n"
+
+
+def _fix_tree(tmp_path, bad_name: str, bad_text: str):
+    from click.testing import CliRunner
+
+    from jaxmigrate.cli import main
+
+    (tmp_path / bad_name).write_text(bad_text)
+    (tmp_path / "ok.py").write_text(PJIT)
+    return CliRunner().invoke(main, ["fix", "-j", "1", "--no-cache", str(tmp_path)], catch_exceptions=False)
+
+
+def _raises(node):
+    raise RuntimeError("kaput")
+
+
+@pytest.mark.parametrize("transform, message", [(_raises, "RuntimeError: kaput"), (lambda node: "x = 1", "")],
+                         ids=["raises", "returns-a-string"])
+def test_a_statement_edit_that_fails_is_a_file_error(tmp_path, monkeypatch, pinned_target, transform, message):
+    """LibCST statement edits run rule code (the transform) at fix time: its failure is that
+    file's JM000, like a rule's in `check`."""
+    from jaxmigrate.rules import folding
+
+    monkeypatch.setattr(folding, "keep_body", transform)
+    result = _fix_tree(tmp_path, "fold.py", FOLD)
+    assert result.exit_code == 2, result.output
+    assert f"fold.py:1:1: JM000 internal error in a statement edit: {message}" in result.output, result.output
+    assert (tmp_path / "fold.py").read_text() == FOLD
+    assert "in_shardings" in (tmp_path / "ok.py").read_text()
+
+
+def test_any_other_failure_while_fixing_is_a_file_error(tmp_path, monkeypatch, pinned_target):
+    """The last resort: an exception nobody foresaw (here in the import editing) is that file's error."""
+    def broken(*args):
+        raise ZeroDivisionError("surprise")
+
+    monkeypatch.setattr(apply, "fix_imports", broken)
+    text = "from jax.experimental import maps\n\nm = maps.Mesh(d, (\"x\",))\n"  # JM201: imports edited
+    result = _fix_tree(tmp_path, "tree.py", text)
+    assert result.exit_code == 2, result.output
+    assert "tree.py:1:1: JM000 internal error: ZeroDivisionError: surprise" in result.output, result.output
+    assert (tmp_path / "tree.py").read_text() == text
+    assert "in_shardings" in (tmp_path / "ok.py").read_text()
+
+
+_OUTSIDE = {"insert-past-end": (len(PJIT) + 5, len(PJIT) + 5), "replace-past-end": (len(PJIT) - 1, len(PJIT) + 10),
+            "negative-start": (-1, 3), "end-before-start": (10, 4)}
+
+
+@pytest.mark.parametrize("where", sorted(_OUTSIDE))
+def test_an_edit_outside_the_text_is_a_file_error(tmp_path, monkeypatch, pinned_target, where):
+    """An edit whose span does not lie in the text is a rule bug: never applied (an insertion past
+    the end used to be appended), the file's JM000."""
+    from jaxmigrate.rules.base import Edit, Fix
+    from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
+
+    start, end = _OUTSIDE[where]
+    real = PjitAxisResources.check
+
+    def bad(self, ctx):
+        if ctx.path.endswith("bad.py") and ctx.source == PJIT:  # once: the first round
+            yield self.finding(ctx, ctx.tree.body[-1], "bad", Fix("safe", edits=(Edit(start, end, "\nx = 1\n"),)))
+        else:
+            yield from real(self, ctx)
+
+    monkeypatch.setattr(PjitAxisResources, "check", bad)
+    result = _fix_tree(tmp_path, "bad.py", PJIT)
+    assert result.exit_code == 2, result.output
+    assert "bad.py:1:1: JM000 internal error: an edit's span" in result.output, result.output
+    assert (tmp_path / "bad.py").read_text() == PJIT
+    assert "in_shardings" in (tmp_path / "ok.py").read_text()

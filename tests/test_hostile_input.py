@@ -137,3 +137,76 @@ def test_mixed_line_endings_are_kept(tmp_path):
     assert _fix(tmp_path).exit_code == 0
     assert target.read_bytes() == mixed.replace(b"in_axis_resources", b"in_shardings").replace(
         b"out_axis_resources", b"out_shardings")
+
+
+
+def _sum(terms: int) -> str:
+    return "x = " + " + ".join(f"a{i}" for i in range(terms)) + "\n"  # a left-nested BinOp `terms` deep
+
+
+@pytest.mark.parametrize("body", [_sum(600), "x = " + "[" * 190 + "]" * 190 + "\n", "x = " + "-" * 2000 + "1\n",
+                                  "x = a" + ".b" * 2000 + "\n", "x = f" + "()" * 2000 + "\n"],
+                         ids=["sum600", "list190", "unary2000", "attribute2000", "calls2000"])
+def test_long_expressions_are_processed(tmp_path, body):
+    """Deep trees Python's parser takes are analysed and fixed like any other file: the per-file
+    work is done again with a raised recursion limit when the default is not enough (docs/safety.md)."""
+    target = tmp_path / "long.py"
+    target.write_text(LEGACY + body)
+    result = _fix(target)
+    assert result.exit_code == 0, result.output
+    assert target.read_text() == FIXED + body
+
+
+def test_a_long_expression_in_a_statement_libcst_edits(tmp_path):
+    body = _sum(600).replace("x = ", "    x = ")
+    target = tmp_path / "fold.py"
+    target.write_text("import jax\nif jax.config.jax_array:\n" + body)
+    result = _fix(target)
+    assert result.exit_code == 0, result.output
+    assert target.read_text() == "import jax\n" + body[4:]
+
+
+def test_3000_terms(tmp_path):
+    """Python's own compiler stops near 2,980 terms at its default recursion limit; jaxmigrate goes
+    to about 9,950 where ``ast`` follows the raised limit (3.10, 3.11, 3.13; on 3.12 it does not, and
+    the file is a JM000 error). Either way the run goes on."""
+    body = _sum(3000)
+    target = _tree(tmp_path, "long.py", (LEGACY + body).encode())
+    result = _fix(tmp_path)
+    assert (tmp_path / "ok.py").read_text() == FIXED
+    if result.exit_code == 2:
+        assert sys.version_info[:2] not in ((3, 10), (3, 11)), result.output
+        assert "long.py:1:1: JM000 too deeply nested" in result.output
+        assert target.read_text() == LEGACY + body
+    else:
+        assert result.exit_code == 0, result.output
+        assert target.read_text() == FIXED + body
+
+
+@pytest.mark.parametrize("body", [_sum(100_000), "x = " + "-" * 100_000 + "1\n", "x = f" + "()" * 100_000 + "\n",
+                                  "x = " + "lambda: " * 5000 + "1\n", _sum(30_000)],
+                         ids=["sum100000", "unary100000", "calls100000", "lambda5000", "sum30000"])
+def test_too_deep_is_a_file_error(tmp_path, body):
+    """Past the limits (RecursionError in ``ast``, a rule's walk or LibCST, or the parser's own
+    MemoryError) the file is that file's error."""
+    deep = (LEGACY + body).encode()
+    target = _tree(tmp_path, "deep.py", deep)
+    result = _fix(tmp_path)
+    assert result.exit_code == 2 and "deep.py:1:1: JM000 too deeply nested" in result.output, result.output
+    assert target.read_bytes() == deep and (tmp_path / "ok.py").read_text() == FIXED
+
+
+def test_no_thread_for_the_retry(tmp_path, monkeypatch):
+    """Where no thread with a large stack can start, a file too deep for the default limit is
+    that file's error."""
+    import threading
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    deep = (LEGACY + _sum(600)).encode()
+    target = _tree(tmp_path, "deep.py", deep)
+    result = _fix(tmp_path)
+    assert result.exit_code == 2 and "deep.py:1:1: JM000 too deeply nested" in result.output, result.output
+    assert target.read_bytes() == deep and (tmp_path / "ok.py").read_text() == FIXED

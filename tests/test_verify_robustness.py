@@ -91,3 +91,56 @@ def test_multi_process_runs_listen_on_loopback_only(tmp_path):
     # 127.0.0.1, ::ffff:127.0.0.1 and ::1 as /proc/net prints them (JAX's default would be [::], every interface)
     loopback = {"0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"}
     assert set(addresses) <= loopback, addresses
+
+
+SPAWNS = """\
+import subprocess
+
+
+def _spawn():
+    child = subprocess.Popen(["sleep", "600"])  # never waited for
+    with open({pid_file!r}, "w") as f:
+        f.write(str(child.pid))
+
+
+_spawn()
+x = 1
+"""
+
+
+def _gone(pid: int) -> bool:
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not _alive(pid)
+
+
+def test_a_background_child_of_a_script_that_returns_is_killed(tmp_path):
+    """Both sides return normally, each leaving a `sleep 600` behind in its process group (it
+    also holds the side's output file open): verify returns promptly, and neither sleep is left."""
+    pid_files = {side: tmp_path / f"{side}.pid" for side in ("before", "after")}
+    start = time.monotonic()
+    verdict = verify_files(*_write(tmp_path, SPAWNS.format(pid_file=str(pid_files["before"])),
+                                   SPAWNS.format(pid_file=str(pid_files["after"]))), timeout=60)
+    assert time.monotonic() - start < 40
+    assert verdict.status == "equivalent", render_text(verdict)
+    pids = {side: int(f.read_text()) for side, f in pid_files.items()}
+    assert all(_gone(pid) for pid in pids.values()), pids
+    assert _all_gone(verdict)
+
+
+def test_verify_with_its_output_captured_does_not_wait_for_background_children(tmp_path):
+    """A caller reading `jaxmigrate verify`'s output through pipes gets end of file when verify
+    exits: the background child never holds those pipes, and is gone by then."""
+    import subprocess
+    import sys
+
+    pid_file = tmp_path / "bg.pid"
+    script = SPAWNS.format(pid_file=str(pid_file))
+    before, after = _write(tmp_path, script, script)
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "jaxmigrate", "verify", before, after], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert time.monotonic() - start < 40
+    assert _gone(int(pid_file.read_text()))

@@ -61,3 +61,35 @@ def test_wrong_migration_changes_an_outcome(tmp_path):
     result = CliRunner().invoke(main, ["verify", "--pytest", before, after, "--", "-p", "no:randomly"])
     assert result.exit_code == 1, result.output
     assert "test_model::test_double: before passed, after failed" in result.output
+
+
+BACKGROUND_TEST = '''
+import subprocess
+
+
+def test_starts_a_server():
+    child = subprocess.Popen(["sleep", "600"])  # never waited for
+    with open({pid_file!r}, "w") as f:
+        f.write(str(child.pid))
+'''
+
+
+def test_background_processes_of_a_suite_are_killed(tmp_path):
+    """Both suites pass and exit, each leaving a `sleep 600` in its process group: none is left."""
+    import time
+
+    from jaxmigrate.verify.suite import verify_suites
+    from tests.test_verify_pairs import _alive
+
+    dirs = {}
+    for side in ("before", "after"):
+        dirs[side] = tmp_path / side
+        dirs[side].mkdir()
+        (dirs[side] / "test_bg.py").write_text(BACKGROUND_TEST.format(pid_file=str(tmp_path / f"{side}.pid")))
+    verdict = verify_suites(str(dirs["before"]), str(dirs["after"]), timeout=120)
+    assert verdict.status == "equivalent", verdict.reason
+    pids = [int((tmp_path / f"{side}.pid").read_text()) for side in dirs]
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in pids if _alive(pid)]

@@ -7,6 +7,7 @@ it again on the result until nothing is left to apply, as ruff's fix loop does.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from typing import Iterable, List, Sequence, Tuple
 
@@ -16,7 +17,8 @@ from jaxmigrate.rules.base import Fix, StatementEdit
 
 
 class FixError(Exception):
-    """A fix produced a module that does not parse; the file is left as it was."""
+    """A fix produced a module that does not parse, or could not be applied; the file is left as
+    it was."""
 
 
 def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
@@ -29,7 +31,12 @@ def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
     chosen = _non_overlapping([f for f in fixes if not f.statement_edits and f.edits])
     if structural:
         # statement edits work on the LibCST tree of the current text: apply them alone
-        text = _apply_statement_edits(source, [e for f in structural for e in f.statement_edits])
+        try:
+            text = _apply_statement_edits(source, [e for f in structural for e in f.statement_edits])
+        except (RecursionError, MemoryError):  # too deep: the pipeline tries again with a raised limit
+            raise
+        except Exception as exc:  # noqa: BLE001 - a rule's transform (or LibCST on its result)
+            raise FixError(f"internal error in a statement edit: {type(exc).__name__}: {exc}") from exc
         chosen = structural
     adds = [i for f in chosen for i in f.add_imports]
     drops = [i for f in chosen for i in f.drop_unused_imports]
@@ -49,22 +56,60 @@ def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
 
 
 def _non_overlapping(fixes: List[Fix]) -> List[Fix]:
-    taken: List[Tuple[int, int]] = []
+    """The fixes, in order of position, that overlap no earlier chosen one.
+
+    Chosen spans are kept sorted by start, so a span is checked against the few that start
+    before it ends and less than the longest chosen span before it starts, not against all of
+    them (12,000 fixes in one file: 47 s of comparisons before)."""
+    starts: List[int] = []
+    ends: List[int] = []
+    longest = 0
     chosen = []
     for fix in sorted(fixes, key=lambda f: f.span):
         spans = [(e.start, e.end) for e in fix.edits]
-        if any(s < te and ts < e or (s == e == ts) for s, e in spans for ts, te in taken):
+        if any(_overlaps(starts, ends, longest, s, e) for s, e in spans):
             continue
-        taken.extend(spans)
+        for s, e in spans:
+            i = bisect.bisect_right(starts, s)
+            starts.insert(i, s)
+            ends.insert(i, e)
+            longest = max(longest, e - s)
         chosen.append(fix)
     return chosen
 
 
+def _overlaps(starts: List[int], ends: List[int], longest: int, s: int, e: int) -> bool:
+    """Whether [s, e) overlaps a chosen span [ts, te): ts < e and s < te, or it inserts at ts."""
+    i = bisect.bisect_left(starts, e)
+    if s == e and i < len(starts) and starts[i] == s:
+        return True
+    j = i - 1
+    while j >= 0 and starts[j] + longest > s:  # earlier starts end at or before s
+        if ends[j] > s:
+            return True
+        j -= 1
+    return False
+
+
 def _apply_text_edits(source: str, edits: Iterable) -> str:
-    out = source
-    for edit in sorted(set(edits), key=lambda e: (e.start, e.end), reverse=True):
-        out = out[: edit.start] + edit.text + out[edit.end :]
-    return out
+    """One pass over the text, splicing the edits in order (each edit in turn copied the whole
+    text: 12,000 edits on a 780 KB file cost 0.7 s)."""
+    ordered = sorted(dict.fromkeys(edits), key=lambda e: (e.start, e.end))
+    for edit in ordered:  # a rule bug: slicing would append it, or count from the end
+        if not 0 <= edit.start <= edit.end <= len(source):
+            raise FixError(f"internal error: an edit's span [{edit.start}, {edit.end}) is not within the text "
+                           f"(0 to {len(source)} characters)")
+    if any(a.end > b.start for a, b in zip(ordered, ordered[1:])):  # edits of one fix that overlap
+        out = source
+        for edit in reversed(ordered):
+            out = out[: edit.start] + edit.text + out[edit.end :]
+        return out
+    pieces, position = [], 0
+    for edit in ordered:
+        pieces += (source[position:edit.start], edit.text)
+        position = edit.end
+    pieces.append(source[position:])
+    return "".join(pieces)
 
 
 def _apply_statement_edits(source: str, edits: Sequence[StatementEdit]) -> str:

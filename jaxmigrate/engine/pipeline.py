@@ -7,6 +7,8 @@ becomes an error on that file's result, the file is left untouched, and the run 
 from __future__ import annotations
 
 import difflib
+import sys
+import threading
 import traceback
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -21,6 +23,10 @@ from jaxmigrate.rules.base import Finding, Rule
 from jaxmigrate.rules.context import FileContext
 
 MAX_ROUNDS = 10
+# A file too deep for the default recursion limit (the rules' ast walks, LibCST, ``compile``) is
+# processed again in a thread of this stack size with this recursion limit (docs/safety.md).
+DEEP_RECURSION_LIMIT = 20_000
+DEEP_STACK_BYTES = 256 << 20  # 16 MB was enough at this limit on Python 3.10, whose calls use the C stack
 
 
 @dataclass(frozen=True)
@@ -182,6 +188,48 @@ def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: 
     return Outcome(located, raw, new, encoding, applied)
 
 
+def _too_deep(exc: BaseException) -> bool:
+    return isinstance(exc, RecursionError) or isinstance(exc, RuleError) and isinstance(exc.__cause__, RecursionError)
+
+
+def _deep_retry(work, *args):
+    """``work(*args)``; if it runs out of recursion depth, once more in a thread with a stack of
+    ``DEEP_STACK_BYTES`` and the recursion limit raised to ``DEEP_RECURSION_LIMIT`` (the limit is
+    per process: this thread waits meanwhile). Files that need it are rare, and the first try costs
+    the others nothing (a thread per file would cost 0.1-0.2 ms each)."""
+    try:
+        return work(*args)
+    except (RecursionError, RuleError) as exc:
+        if not _too_deep(exc):
+            raise
+        first = exc
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = work(*args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            outcome["error"] = exc
+
+    limit, size = sys.getrecursionlimit(), threading.stack_size()
+    sys.setrecursionlimit(max(limit, DEEP_RECURSION_LIMIT))
+    try:
+        try:
+            threading.stack_size(DEEP_STACK_BYTES)  # read when a thread starts
+            thread = threading.Thread(target=run, name="jaxmigrate-deep", daemon=True)
+            thread.start()
+        finally:
+            threading.stack_size(size)
+        thread.join()
+    except (ValueError, RuntimeError):  # no thread with such a stack here: the first error stands
+        raise first
+    finally:
+        sys.setrecursionlimit(limit)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def process(path: Path, display: str, settings: Settings, data: Optional[bytes] = None) -> FileResult:
     result = FileResult(display)
     if settings.fix and path.is_symlink():
@@ -191,7 +239,7 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
     try:
         if data is None:
             data = path.read_bytes()
-        outcome = transform(data, display, settings.for_file(path))
+        outcome = _deep_retry(transform, data, display, settings.for_file(path))
         result.findings, result.fixes_applied = outcome.findings, outcome.fixes_applied
         if outcome.changed:
             result.changed = True
@@ -214,7 +262,13 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
     except (OSError, UnicodeDecodeError, LookupError) as exc:
         result.error = f"could not read: {exc}"
     except (RuleError, FixError) as exc:
-        result.error = str(exc)
+        result.error = f"too deeply nested to process ({exc})" if _too_deep(exc) else str(exc)
+    except RecursionError as exc:
+        result.error = f"too deeply nested to process ({type(exc).__name__}: {exc})"
+    except MemoryError as exc:  # how Python's parser reports its own nesting limit
+        result.error = f"too deeply nested for Python's parser, or out of memory ({type(exc).__name__}: {exc})".replace(": )", ")")
+    except Exception as exc:  # noqa: BLE001 - any other failure (an engine bug) is this file's error too
+        result.error = f"internal error: {type(exc).__name__}: {exc}"
     if result.error:
         result.findings, result.changed, result.fixes_applied, result.diff, result.new_bytes = [], False, 0, "", None
     return result

@@ -97,6 +97,7 @@ class _Side:
         self.logs = [workdir / f"{side}.{i}.log" for i in range(processes)]
         self.procs: List[subprocess.Popen] = []
         self.done_at: Optional[float] = None
+        self.killed = False
         cwd = os.path.dirname(os.path.abspath(filename)) or "."
         for i in range(processes):
             cmd = [sys.executable, "-m", "jaxmigrate.verify._child", "--side", side, "--script", script,
@@ -120,13 +121,19 @@ class _Side:
         return False
 
     def kill(self, timed_out: bool) -> None:
+        """Kill each process's whole group, also of a process that exited: what it started in
+        the background (a server, a ``sleep``) is still there, holding its output file open.
+        Once only: a group id is not signalled again after its processes are gone."""
+        if self.killed:
+            return
+        self.killed = True
         for run, proc in zip(self.runs, self.procs):
             if proc.poll() is None:
                 run.timed_out = timed_out and not self.outs[run.process].exists()
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the group outlives its leader while it has members
+            except (ProcessLookupError, PermissionError):  # empty: nothing left
+                pass
         for proc in self.procs:
             proc.wait()
 
@@ -152,8 +159,11 @@ def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeou
             for side, (script, filename) in scripts.items():
                 sides.append(_Side(side, script, filename, processes, env, Path(tmp)))
             deadline = time.monotonic() + timeout
-            while not all(s.settled() for s in sides):
-                if time.monotonic() > deadline:
+            while True:
+                for s in sides:
+                    if not s.killed and s.settled():  # a side done: its background processes go now
+                        s.kill(timed_out=False)
+                if all(s.killed for s in sides) or time.monotonic() > deadline:
                     break
                 time.sleep(0.02)
             timed_out = time.monotonic() > deadline

@@ -55,6 +55,15 @@ def outcomes_from_junit(path: Path) -> Dict[str, str]:
     return out
 
 
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the process group of ``proc`` (its own session), also when ``proc`` has exited: what
+    the tests started in the background is still in it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):  # empty: nothing left
+        pass
+
+
 def verify_suites(before_dir: str, after_dir: str, pytest_args: Sequence[str] = (), *, devices: int = 8,
                   timeout: float = 600.0) -> SuiteVerdict:
     start = time.monotonic()
@@ -71,15 +80,19 @@ def verify_suites(before_dir: str, after_dir: str, pytest_args: Sequence[str] = 
                 procs[side] = subprocess.Popen(cmd, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                                stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
-        while any(p.poll() is None for p in procs.values()) and time.monotonic() < deadline:
+        killed: set = set()
+        while len(killed) < len(procs):
+            for side, p in procs.items():
+                if side not in killed and p.poll() is not None:  # a side done: its background processes go now
+                    _kill_group(p)
+                    killed.add(side)
+            if len(killed) == len(procs) or time.monotonic() > deadline:
+                break
             time.sleep(0.05)
         timed_out = [side for side, p in procs.items() if p.poll() is None]
-        for p in procs.values():
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        for side, p in procs.items():
+            if side not in killed:
+                _kill_group(p)
             p.wait()
         verdict.seconds = time.monotonic() - start
         if timed_out:
