@@ -157,3 +157,16 @@ def test_plain_imports_are_rebuilt_as_libcst_renders_them(statement, monkeypatch
         with monkeypatch.context() as m:
             m.setattr(statements, "_PLAIN_IMPORT", re.compile("(?!)"))  # never plain: LibCST renders it
             assert fast == statements.render_without_names(statement, {drop})
+
+
+def test_a_name_for_the_same_object_at_the_same_scope_is_worked_out_once(monkeypatch):
+    """JM701 asks for `jax.jit` and the shardings at each pjit call: 12,000 calls in one module
+    went through every visible name each time (over 15 minutes)."""
+    calls = []
+    real = FileContext._reference
+    monkeypatch.setattr(FileContext, "_reference", lambda self, *args: calls.append(args) or real(self, *args))
+    text = "from jax.experimental.pjit import pjit\n\n" + "".join(f"f{i} = pjit(g, in_shardings=None, out_shardings=None)\n"
+                                                             for i in range(50))
+    findings = run(text, fix=False).findings
+    assert sum(f.code == "JM701" for f in findings) == 50
+    assert len(calls) == len(set(calls)) and len(calls) <= 4

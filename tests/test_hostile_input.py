@@ -183,9 +183,26 @@ def test_3000_terms(tmp_path):
         assert target.read_text() == FIXED + body
 
 
+def test_30000_terms(tmp_path):
+    """The one walk of a module (``rules/scopes.py``) does not recurse: with the raised limit a
+    sum of 30,000 terms is fixed on 3.11 (about 55,000 measured; beyond, Python's ``ast`` fails
+    to build the tree). Other versions' ``ast`` may stop earlier: a JM000, and the run goes on."""
+    body = _sum(30_000)
+    target = _tree(tmp_path, "long.py", (LEGACY + body).encode())
+    result = _fix(tmp_path)
+    assert (tmp_path / "ok.py").read_text() == FIXED
+    if result.exit_code == 2:
+        assert sys.version_info[:2] != (3, 11), result.output
+        assert "long.py:1:1: JM000 too deeply nested" in result.output
+        assert target.read_text() == LEGACY + body
+    else:
+        assert result.exit_code == 0, result.output
+        assert target.read_text() == FIXED + body
+
+
 @pytest.mark.parametrize("body", [_sum(100_000), "x = " + "-" * 100_000 + "1\n", "x = f" + "()" * 100_000 + "\n",
-                                  "x = " + "lambda: " * 5000 + "1\n", _sum(30_000)],
-                         ids=["sum100000", "unary100000", "calls100000", "lambda5000", "sum30000"])
+                                  "x = " + "lambda: " * 5000 + "1\n"],
+                         ids=["sum100000", "unary100000", "calls100000", "lambda5000"])
 def test_too_deep_is_a_file_error(tmp_path, body):
     """Past the limits (RecursionError in ``ast``, a rule's walk or LibCST, or the parser's own
     MemoryError) the file is that file's error."""
@@ -205,7 +222,7 @@ def test_no_thread_for_the_retry(tmp_path, monkeypatch):
         raise RuntimeError("can't start new thread")
 
     monkeypatch.setattr(threading.Thread, "start", refuse)
-    deep = (LEGACY + _sum(600)).encode()
+    deep = (LEGACY + _sum(5000)).encode()  # Python's own ast stops near 2,980 terms at the default limit
     target = _tree(tmp_path, "deep.py", deep)
     result = _fix(tmp_path)
     assert result.exit_code == 2 and "deep.py:1:1: JM000 too deeply nested" in result.output, result.output

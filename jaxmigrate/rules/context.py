@@ -46,6 +46,9 @@ class FileContext:
         self.tree = ast.parse(source, filename=path, type_comments=False)
         self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
         self._memo: Dict[tuple, object] = {}  # see ``memo``; shared with ``of``'s twins, so keyed by target
+        # ``reference``/``module_reference`` answers: a fix asks for the same name at the same
+        # scope once per call it rewrites (12,000 times in one file: quadratic without it)
+        self._references: Dict[tuple, Tuple[str, Tuple[ImportRef, ...]]] = {}
 
     def memo(self, key: str, compute):
         """``compute(self)`` once per text and target: for an analysis several rules share."""
@@ -244,6 +247,13 @@ class FileContext:
         """
         resolver = self.resolver
         scope = resolver.scope_of(at) if at is not None else resolver.module_scope
+        key = ("reference", qualname, id(scope), dotted, self.target)  # the answer depends on nothing else
+        if key not in self._references:
+            self._references[key] = self._reference(qualname, scope, dotted)
+        return self._references[key]
+
+    def _reference(self, qualname: str, scope, dotted: bool) -> Tuple[str, Tuple[ImportRef, ...]]:
+        resolver = self.resolver
         module, _, name = qualname.rpartition(".")
         visible = resolver.visible_names(scope)
         existing = sorted((n for n in visible if n in resolver.resolvable and resolver.is_import(n, scope)
@@ -265,6 +275,13 @@ class FileContext:
         a visible import of it, else ``import module as alias``, else ``import module``."""
         resolver = self.resolver
         scope = resolver.scope_of(at) if at is not None else resolver.module_scope
+        key = ("module", module, alias, id(scope))
+        if key not in self._references:
+            self._references[key] = self._module_reference(module, alias, scope)
+        return self._references[key]
+
+    def _module_reference(self, module: str, alias: str, scope) -> Tuple[str, Tuple[ImportRef, ...]]:
+        resolver = self.resolver
         visible = sorted((n for n in resolver.visible_names(scope)
                           if n in resolver.resolvable and resolver.is_import(n, scope) and resolver.resolve_name(n, scope) == module),
                          key=lambda n: (n != alias, len(n), n))
