@@ -62,6 +62,31 @@ def _copy(snapshot: dict, root: Path) -> Path:
     return root
 
 
+def _children(pid: int) -> list:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as handle:
+            return [int(p) for p in handle.read().split()]
+    except OSError:
+        return []
+
+
+def _assert_gone(pids: list) -> None:
+    deadline = time.monotonic() + 10
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if os.path.exists(f"/proc/{p}") and "zombie" not in _state(p)]
+        time.sleep(0.05)
+    assert not alive, f"workers left running: {alive}"
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            return next((line for line in handle if line.startswith("State:")), "").lower()
+    except OSError:
+        return "zombie"
+
+
 def test_sigkill_at_any_moment(tmp_path, trees):
     original, fixed, seconds = trees
     partial = []
@@ -69,8 +94,10 @@ def test_sigkill_at_any_moment(tmp_path, trees):
         root = _copy(original, tmp_path / f"t{i}")
         proc = _fix(root, "-j", "2")
         time.sleep(seconds * fraction)
+        workers = _children(proc.pid)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
+        _assert_gone(workers)  # the pool's workers die with it
         done = sum(1 for rel, data in _snapshot(root).items()
                    if not rel.name.endswith(SUFFIX) and data == fixed[rel] != original[rel])
         for rel, data in _snapshot(root).items():

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
+import sys
 import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -81,6 +83,22 @@ def _init(cache) -> None:
     _cache = cache
 
 
+def _init_worker(cache, parent: int) -> None:
+    """A worker: the run's cache, and on Linux death with the process that started it. Workers
+    wait on a pipe they hold both ends of, so a ``fix`` killed with SIGKILL (an OOM killer, a CI
+    timeout that kills only the leader) would leave them waiting for ever."""
+    _init(cache)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # it died before the line above took effect
+        os._exit(1)
+
+
 def _chunks(indexed: List[Tuple[int, SourceFile]], settings: Settings, jobs: int) -> list:
     """Small chunks for few files (one slow file must not idle a core), bigger ones for many."""
     size = max(1, min(32, len(indexed) // (jobs * 16)))
@@ -122,7 +140,8 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
     if jobs > 1 and len(pending) >= MIN_PARALLEL:
         from concurrent.futures import ProcessPoolExecutor  # imported only when used: a one-file run skips it
 
-        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_init, initargs=(cache,)) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_init_worker,
+                                 initargs=(cache, os.getpid())) as pool:
             for outcomes in pool.map(_chunk, chunks):
                 done = _collect(outcomes, files, results, cache, progress, done)
     else:

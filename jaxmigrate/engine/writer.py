@@ -71,4 +71,14 @@ def _alive(pid: int) -> bool:
         return False
     except OSError:  # another user's process: alive
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A process that has exited and waits to be reaped (where nothing reaps orphans, a killed
+    run's workers stay so): it writes nothing any more."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            return any(line.startswith("State:") and "Z" in line.split()[1:2] for line in handle)
+    except OSError:
+        return False
