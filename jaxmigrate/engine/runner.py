@@ -93,7 +93,7 @@ def _init_worker(cache, parent: int) -> None:
             import ctypes
 
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
+        except (ImportError, OSError, AttributeError):  # a Python without ctypes, a libc without prctl
             pass
     if os.getppid() != parent:  # it died before the line above took effect
         os._exit(1)
