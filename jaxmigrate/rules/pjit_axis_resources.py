@@ -157,10 +157,6 @@ class PjitAxisResources(Rule):
                         )
 
 
-def _name_like(ctx: FileContext) -> List[ast.AST]:
-    return [*ctx.nodes(ast.Name), *ctx.nodes(ast.Attribute)]
-
-
 def _legacy_keys(ctx: FileContext, value: ast.expr) -> List[tuple]:
     """(node, key) for each legacy keyword in a ``dict(...)`` call or a ``{...}`` literal."""
     found = []
