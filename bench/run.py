@@ -6,7 +6,8 @@
 
 Each round runs, one after the other: ``ruff check --select NPY201 --no-cache``, a bare
 ``ast.parse`` of every ``*.py`` file (bench/parse_all.py, on the same number of processes as
-jaxmigrate), ``jaxmigrate check --no-cache`` (cold), ``jaxmigrate check`` with a cache filled
+jaxmigrate), the floor of a cold check (the same, parsing only the files jaxmigrate's byte
+prefilter passes: no walk, no rule), ``jaxmigrate check --no-cache`` (cold), ``jaxmigrate check`` with a cache filled
 beforehand (warm), ``jaxmigrate fix --no-cache`` on a fresh copy of the tree (the copy is not
 timed) and a one-file ``check --no-cache``. The table shows medians over the rounds: wall time,
 CPU time (user + system of the process and its workers, robust when the machine is busy), peak
@@ -131,6 +132,7 @@ def run(paths: List[str], repeat: int, jobs: int, work: Path) -> dict:
     if ruff:
         tools["ruff"] = lambda: measure([ruff, "check", "--select", "NPY201", "--no-cache", "--exit-zero", "--quiet", *paths])
     tools["parse"] = lambda: measure([py, str(HERE / "parse_all.py"), "--jobs", str(jobs), *paths])
+    tools["floor"] = lambda: measure([py, str(HERE / "parse_all.py"), "--prefiltered", "--jobs", str(jobs), *paths])
     tools["cold"] = lambda: measure([*jm, "check", "--no-cache", "-j", str(jobs), *paths], cwd=str(work), env=env)
     tools["warm"] = lambda: measure([*jm, "check", "-j", str(jobs), *paths], cwd=str(work), env=env)
     tools["fix"] = lambda: _fix(jm, jobs, paths, work, env)
@@ -160,6 +162,7 @@ def report(result: dict) -> str:
              f"{result['cores']} cores, -j {result['jobs']}; medians of {result['repeat']} rounds",
              "", f"{'':32} {'wall s':>8} {'cpu s':>8} {'RSS MB':>8} {'all MB':>8}"]
     names = {"ruff": "ruff check --select NPY201", "parse": "ast.parse, every file",
+             "floor": "prefilter + ast.parse (floor)",
              "cold": "jaxmigrate check --no-cache", "warm": "jaxmigrate check (cached)",
              "fix": "jaxmigrate fix (fresh copy)", "one_file": "jaxmigrate check, one file"}
     for key, label in names.items():
@@ -176,6 +179,10 @@ def report(result: dict) -> str:
             ratio = m[key]["wall"] / m["ruff"]["wall"]
             lines.append(f"{label} / ruff: {ratio:.1f}x wall, {m[key]['cpu'] / m['ruff']['cpu']:.1f}x cpu "
                          f"(goal <= {GOALS[key]:g}x wall: {verdict(ratio <= GOALS[key])})")
+        if "floor" in m:
+            lines.append(f"floor / ruff: {m['floor']['wall'] / m['ruff']['wall']:.1f}x wall, "
+                         f"{m['floor']['cpu'] / m['ruff']['cpu']:.1f}x cpu (prefilter and ast.parse alone, "
+                         "before any walk or rule)")
     else:
         lines.append("ruff is not installed (pip install ruff, or the `bench` extra): no ruff ratios")
     ratio = m["fix"]["wall"] / m["parse"]["wall"]

@@ -33,6 +33,8 @@ def test_generated_tree_is_realistic(tmp_path):
         flagged += bool(findings)
     assert flagged == legacy
     assert parse_all.parse([str(p) for p in paths]) == files == len(parse_all.files(str(tmp_path)))
+    # the floor parses just the files the prefilter passes
+    assert parse_all.parse([str(p) for p in paths], prefiltered=True) == legacy
 
 
 def test_same_seed_same_tree(tmp_path):
@@ -50,6 +52,9 @@ def test_report_states_each_goal():
                           "warm": dict(row, wall=0.4), "fix": dict(row, wall=3.0), "one_file": dict(row, wall=0.2)}}
     text = bench_run.report(result)
     assert "cold check / ruff: 2.0x wall" in text and "goal <= 3x wall: met" in text
+    assert "floor /" not in text  # measured only when asked
+    result["medians"]["floor"] = dict(row, wall=0.75)
+    assert "floor / ruff: 1.5x wall" in bench_run.report(result)
     assert "fix / ast.parse: 6.0x wall" in text and "goal <= 4x: NOT met" in text
     assert "one-file check: 0.20 s" in text
     del result["medians"]["ruff"]

@@ -12,6 +12,7 @@ import re
 from typing import Iterable, List, Sequence, Tuple
 
 from jaxmigrate.engine.imports import drops_before_edits, fix_imports
+from jaxmigrate.engine.validate import check_compiles
 from jaxmigrate.rules.context import FileContext
 from jaxmigrate.rules.base import Fix, StatementEdit
 
@@ -25,6 +26,7 @@ def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
     """Apply the non-overlapping subset of ``fixes``; returns the new text and how many applied.
 
     Fixes marked ``last`` wait until a round in which no other fix is left."""
+    before = FileContext.of(source)  # parsed by the analysis: what the compile check compares with
     if any(not f.last for f in fixes):
         fixes = [f for f in fixes if not f.last]
     structural = [f for f in fixes if f.statement_edits]
@@ -42,14 +44,14 @@ def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
     drops = [i for f in chosen for i in f.drop_unused_imports]
     if not structural:
         edits = [e for f in chosen for e in f.edits]
-        early = drops_before_edits(FileContext.of(source), edits, drops) if drops else None
+        early = drops_before_edits(before, edits, drops) if drops else None
         if early is not None:  # decided on the text the analysis parsed: no parse of the edited text
             edits, drops = edits + early, []
         text = _apply_text_edits(source, edits)
     if adds or drops:
         text = fix_imports(text, adds, drops)
     try:  # compile, not just parse: it also catches e.g. a keyword argument given twice
-        compile(text, "<fixed>", "exec", dont_inherit=True)
+        check_compiles(before, text)
     except (SyntaxError, ValueError) as exc:  # a rule bug: never write it
         raise FixError(f"fix produced invalid Python: {exc}") from exc
     return text, len(chosen)

@@ -1,0 +1,111 @@
+"""The compile check of a fix round: what a round changed must compile in its context; the rest
+was there before. Each case is a change a rule bug could make, checked against compiling the
+whole module."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from jaxmigrate.engine.validate import check_compiles
+from jaxmigrate.rules.context import FileContext
+
+BEFORE = textwrap.dedent('''\
+    """Module docstring."""
+    from __future__ import annotations
+
+    import jax
+
+
+    class Trainer:
+        """Trains."""
+
+        rate: float = 0.1
+
+        @staticmethod
+        def step(x):
+            return jax.jit(f)(x)
+
+        def run(self, xs):
+            total = 0
+            for x in xs:
+                total += self.step(x)
+            return total
+
+
+    def helper(a, b=1):
+        def inner():
+            nonlocal a
+            a += 1
+            return a
+        return inner()
+
+
+    class One: pass
+    ''')
+
+
+def _compiles_whole(text: str) -> bool:
+    try:
+        compile(text, "<fixed>", "exec", dont_inherit=True)
+        return True
+    except SyntaxError:
+        return False
+
+
+def _passes(before: str, after: str) -> bool:
+    try:
+        check_compiles(FileContext.of(before), after)
+        return True
+    except (SyntaxError, ValueError):
+        return False
+
+
+# name: (text of BEFORE, what a round made of it, whether the module still compiles)
+CASES = {
+    "repeated keyword in a method": ("return jax.jit(f)(x)", "return jax.jit(f, a=1, a=2)(x)", False),
+    "repeated keyword at top level": ("import jax\n", "import jax\nf(a=1, a=2)\n", False),
+    "return outside a function": ("import jax\n", "import jax\nreturn 1\n", False),
+    "break outside a loop, in a method": ("total += self.step(x)", "total += self.step(x)\n        break", False),
+    "nonlocal with no binding, in a nested function": ("nonlocal a", "nonlocal zz", False),
+    "duplicate parameter": ("def helper(a, b=1):", "def helper(a, a=1):", False),
+    "a repeated class keyword": ("class Trainer:", "class Trainer(metaclass=type, metaclass=type):", False),
+    "a future import after other code": ("import jax\n", "import jax\nfrom __future__ import division\n", False),
+    "a future feature that does not exist": ("from __future__ import annotations", "from __future__ import braces", False),
+    "a one-line class": ("class One: pass", "class One(x=1, x=2): pass", False),
+    "a decorator": ("@staticmethod", "@staticmethod(a=1, a=2)", False),
+    "await outside async, in a method": ("return total", "return await total", False),
+    "does not parse": ("return total", "return total)", False),
+    "fine: a method rewritten": ("return jax.jit(f)(x)", "return jax.jit(f, in_shardings=None)(x)", True),
+    "fine: an import added": ("import jax\n", "import jax\nimport numpy as np\n", True),
+    "fine: a class attribute": ("rate: float = 0.1", "rate: float = 0.2", True),
+    "fine: a nested function keeps its nonlocal": ("a += 1", "a += 2", True),
+    "fine: a docstring": ('"""Trains."""', '"""Trains well."""', True),
+    "fine: a one-line class": ("class One: pass", "class One(object): pass", True),
+    "fine: the annotations future": ("rate: float = 0.1", "rate: undefined_name[1:2] = 0.1", True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_what_a_round_changed_compiles_as_in_the_whole_module(name):
+    old, new, compiles = CASES[name]
+    assert old in BEFORE
+    after = BEFORE.replace(old, new, 1)
+    assert _compiles_whole(after) == compiles  # the case is what it says
+    assert _passes(BEFORE, after) == compiles
+
+
+def test_an_error_the_round_did_not_make_is_not_blamed_on_it():
+    before = BEFORE + "\ndef broken():\n    f(a=1, a=2)\n"
+    after = before.replace("return jax.jit(f)(x)", "return jax.jit(f, in_shardings=None)(x)")
+    assert not _compiles_whole(after)
+    assert _passes(before, after)
+    assert not _passes(BEFORE, after)  # the same text is caught when the round wrote that function
+
+
+def test_a_changed_future_flag_compiles_the_whole_module():
+    before = "x: undefined[1:2] = 1\n"
+    after = "from __future__ import annotations\nx: undefined[1:2] = 1\n"
+    assert _passes(before, after)
+    assert not _passes("import os\n", "import os\nfrom __future__ import annotations\n")
