@@ -27,17 +27,25 @@ _JAX_CONFIG_PATTERNS = (
     re.compile(rb"=[\s\\(]*" + _JAX_CONFIG + rb"(?![\s\\)]*\.)"),
 )
 _IMPORT_JAX_CONFIG = _JAX_CONFIG_PATTERNS[1]
-_JAX_CONFIG_WORDS = re.compile(_JAX_CONFIG)
+_CONFIG_WORD = re.compile(rb"config\b")
 _UNDOTTED = re.compile(rb"(?![\s\\)]*\.)")
 
 
-def _jax_config_module(data: bytes) -> bool:
-    """Whether one of ``_JAX_CONFIG_PATTERNS`` matches ``data``: searched from each `jax.config`,
-    reading backwards what precedes it (each pattern led by its own literal would stop the search
-    at every `from`, `import` or `=`)."""
+def _config_module_use(data: bytes) -> bool:
+    """Whether ``_CONFIG_ATTRIBUTE`` or one of ``_JAX_CONFIG_PATTERNS`` matches ``data``, in one
+    pass over the word `config` that each has; for `jax.config`, what precedes it is read
+    backwards (each pattern led by its own literal would stop at every `from`, `import` or `=`)."""
     listed = None  # whether `import a, jax.config` matches, once it was searched
-    for match in _JAX_CONFIG_WORDS.finditer(data):
+    for match in _CONFIG_WORD.finditer(data):
         start = match.start()
+        if _CONFIG_ATTRIBUTE.at(data, start):
+            return True
+        dot = gap_start(data, start) - 1
+        if dot < 0 or data[dot] != 0x2E:  # `.`
+            continue
+        start = gap_start(data, dot) - 3
+        if start < 0 or not data.startswith(b"jax", start):
+            continue
         before = gap_start(data, start)
         if before < start and data.endswith(b"from", 0, before):
             return True
@@ -151,7 +159,7 @@ class MovedName(Rule):
     @classmethod
     def wants(cls, data) -> bool:
         return super().wants(data) or (cls.family == "sharding" and b"config" in data
-                                       and (_CONFIG_ATTRIBUTE(raw(data)) or _jax_config_module(raw(data))))
+                                       and _config_module_use(raw(data)))
 
     def _move(self, qualname: Optional[str]) -> Optional[Move]:
         move = BY_OLD.get(qualname or "")

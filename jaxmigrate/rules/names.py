@@ -121,17 +121,25 @@ class ModuleAttributeSearch:
         """Whether one of ``patterns`` matches ``data``."""
         match = self._lead.search(data)
         while match is not None:
-            start = match.start()
-            if match.group(1) is None:  # `module.name` or `module as`
+            if self._found(data, match):
                 return True
-            before = gap_start(data, start, GAP + b"(")
-            if before and data[before - 1] == 0x3D:  # `=`
-                return True
-            before = gap_start(data, start)
-            if data.endswith(b"from", 0, before) and self.patterns[1].match(data, before - 4):
-                return True
-            match = self._lead.search(data, start + 1)
+            match = self._lead.search(data, match.start() + 1)
         return False
+
+    def at(self, data: bytes, start: int) -> bool:
+        """Whether one of ``patterns`` matches with the module word at ``start``."""
+        match = self._lead.match(data, start)
+        return match is not None and self._found(data, match)
+
+    def _found(self, data: bytes, match: "re.Match[bytes]") -> bool:
+        if match.group(1) is None:  # `module.name` or `module as`
+            return True
+        start = match.start()
+        before = gap_start(data, start, GAP + b"(")
+        if before and data[before - 1] == 0x3D:  # `=`
+            return True
+        before = gap_start(data, start)
+        return data.endswith(b"from", 0, before) and self.patterns[1].match(data, before - 4) is not None
 
 
 class Resolver:
