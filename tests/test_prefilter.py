@@ -140,3 +140,93 @@ def test_with_statement_search(text, found):
     from jaxmigrate.rules.mesh_context import has_with_statement
 
     assert has_with_statement(text.encode()) is found
+
+
+# The module-attribute searches answer as their regexes do, in one pass from the module word;
+# the forms that start before the word (`from`, `import`, `=`) are read backwards from it.
+JAX_TREE_FORMS = [
+    ("x = jax.tree_map(f)\n", True),
+    ("x = jax  .  \\\n  tree_leaves(y)\n", True),
+    ("x = (jax)\n.tree_map\n", True),
+    ("x = jax.tree_util.tree_map(f)\n", False),
+    ("from jax import tree_map\n", True),
+    ("from \\\n  jax \\\n import \\\n tree_map\n", True),
+    ("from jax import (\n    random,  # keys\n    tree_map)\n", True),
+    ("from jax.tree_util import tree_map\n", False),
+    ("from jax import random\ntree_map(f)\n", False),
+    ("myfrom jax import tree_map\n", True),  # as the regex: no word boundary before `from`
+    ("import jax as J\n", True),
+    ("j = jax\n", True),
+    ("j=jax\n", True),
+    ("j = (\\\n  jax)\n", True),
+    ("j == jax\n", True),
+    ("j = jax.numpy\n", False),
+    ("j = (jax).numpy\n", False),
+    ("j = jax_utils\n", False),
+    ("f(jax)\n", False),
+    ("import jax\n# jax\n", False),
+]
+CONFIG_FORMS = [
+    ("from jax.config import config\n", True),
+    ("from jax . \\\n config import flags\n", True),
+    ("import jax.config\n", True),
+    ("import (jax.config)\n", True),
+    ("import os, jax.config\n", True),
+    ("import os,\\\n    jax.config as c\n", True),
+    ("c = jax.config\n", True),
+    ("c = (\n  jax. config)\n", True),
+    ("c = jax.config.flags\n", False),
+    ("jax.config.update('jax_array', True)\n", False),
+    ("f(a, jax.config)\n", False),
+    ("c = config\n", True),
+    ("import config as c\n", True),
+    ("x = config.config\n", True),
+    ("x = self.config\n", False),
+    ("from config import config\n", True),
+    ("from config import flags\n", False),
+]
+
+
+def _config_patterns(data: bytes) -> bool:
+    from jaxmigrate.rules.moved_names import _CONFIG_ATTRIBUTE, _JAX_CONFIG_PATTERNS
+
+    return any(p.search(data) for p in _CONFIG_ATTRIBUTE.patterns + _JAX_CONFIG_PATTERNS)
+
+
+@pytest.mark.parametrize("text, found", JAX_TREE_FORMS)
+def test_jax_attribute_search(text, found):
+    search = BY_CODE["JM601"]._spelled
+    data = text.encode()
+    assert any(p.search(data) for p in search.patterns) is found
+    assert search(data) is found
+
+
+@pytest.mark.parametrize("text, found", CONFIG_FORMS)
+def test_config_module_search(text, found):
+    from jaxmigrate.rules.moved_names import _config_module_use
+
+    data = text.encode()
+    assert _config_patterns(data) is found
+    assert _config_module_use(data) is found
+    assert BY_CODE["JM201"].wants(data) is found
+
+
+def test_module_word_searches_answer_as_their_patterns():
+    """Random texts made of the pieces the patterns look at, many of them near misses."""
+    import random
+
+    from jaxmigrate.rules.moved_names import _config_module_use
+
+    pieces = ["jax", "config", "tree_map", ".", " ", "\\\n", "\n", "(", ")", "=", ",", "from", "import", "as",
+              "# c\n", "x", "_", "\t", "jax.config", "tree_util"]
+    rng = random.Random(20261124)
+    search = BY_CODE["JM601"]._spelled
+    seen = set()
+    for _ in range(20000):
+        data = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))).encode()
+        tree = any(p.search(data) for p in search.patterns)
+        assert search(data) is tree, data
+        config = _config_patterns(data)
+        assert _config_module_use(data) is config, data
+        seen.add((tree, config))
+    assert seen == {(False, False), (False, True), (True, False), (True, True)}

@@ -114,24 +114,25 @@ def snippet(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
-class Presence:
+class Presence(dict):
     """Which byte strings occur in one file: each is searched for once, however many rules ask
     (``word in presence``), and a string containing one known to be absent is absent unsearched.
-    ``data`` is the file's bytes, for the rules whose prefilter also needs a regex."""
+    ``data`` is the file's bytes, for the rules whose prefilter also needs a regex.
 
-    __slots__ = ("data", "_known")
+    A dict of the answers so far: a known word is looked up without running Python code."""
+
+    __slots__ = ("data",)
 
     def __init__(self, data: bytes) -> None:
+        super().__init__()
         self.data = data
-        self._known: dict = {}
 
-    def __contains__(self, word: bytes) -> bool:
-        known = self._known.get(word)
-        if known is None:
-            anchor = _ANCHORS.get(word)
-            known = (anchor is None or anchor in self) and word in self.data
-            self._known[word] = known
+    def __missing__(self, word: bytes) -> bool:
+        anchor = _ANCHORS.get(word)
+        self[word] = known = (anchor is None or self[anchor]) and word in self.data
         return known
+
+    __contains__ = dict.__getitem__  # whether the word occurs: its answer, searched for if need be
 
 
 #: for a trigger string, a shorter one it contains (``gda`` for ``gda_serialization``), searched first
@@ -181,7 +182,11 @@ class Rule:
         """The byte prefilter: whether a file with these bytes (or ``Presence`` of them) can hold
         anything this rule reports."""
         # the groups first: they hold the rarer words, and a file that lacks them is never searched for the rest
-        return all(any(t in data for t in group) for group in cls.requires) and any(t in data for t in cls.triggers)
+        contains = data.__contains__  # a Presence's answers, looked up in C
+        for group in cls.requires:
+            if not any(map(contains, group)):
+                return False
+        return any(map(contains, cls.triggers))
 
     def check(self, ctx: "FileContext") -> Iterator[Finding]:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -9,7 +9,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, raw, snippet
 from jaxmigrate.rules.context import FileContext
 from jaxmigrate.rules.moves import BY_OLD, MODULE_IMPORTS, MOVES, REMOVED_MODULES, Move, applies, best_for_uses, premature
-from jaxmigrate.rules.names import canonical, module_attribute_patterns, name_triggers
+from jaxmigrate.rules.names import GAP, ModuleAttributeSearch, canonical, gap_start, name_triggers
 from jaxmigrate.rules.xmap_advice import XMAP, shard_map_advice
 from jaxmigrate.rules.statements import delete_statement, render_without_names, replace_statement
 
@@ -19,12 +19,46 @@ from jaxmigrate.rules.statements import delete_statement, render_without_names, 
 # as c`, `c = config`), or comes from `import jax.config`, `from jax.config import config` or
 # `c = jax.config`; `jax.config.update(...)`, the current API, matches none of these.
 _CONFIG = {m.old for m in MOVES if m.old.startswith("jax.config.")}
+_CONFIG_ATTRIBUTE = ModuleAttributeSearch("config", (b"config",))
 _JAX_CONFIG = rb"jax[\s\\]*\.[\s\\]*config\b"
-_CONFIG_PATTERNS = module_attribute_patterns("config", (b"config",)) + (
+_JAX_CONFIG_PATTERNS = (
     re.compile(rb"from[\s\\]+" + _JAX_CONFIG),
     re.compile(rb"import[\s\\(]+(?:[\w.\s,\\]*,[\s\\]*)?" + _JAX_CONFIG),
     re.compile(rb"=[\s\\(]*" + _JAX_CONFIG + rb"(?![\s\\)]*\.)"),
 )
+_IMPORT_JAX_CONFIG = _JAX_CONFIG_PATTERNS[1]
+_CONFIG_WORD = re.compile(rb"config\b")
+_UNDOTTED = re.compile(rb"(?![\s\\)]*\.)")
+
+
+def _config_module_use(data: bytes) -> bool:
+    """Whether ``_CONFIG_ATTRIBUTE`` or one of ``_JAX_CONFIG_PATTERNS`` matches ``data``, in one
+    pass over the word `config` that each has; for `jax.config`, what precedes it is read
+    backwards (each pattern led by its own literal would stop at every `from`, `import` or `=`)."""
+    listed = None  # whether `import a, jax.config` matches, once it was searched
+    for match in _CONFIG_WORD.finditer(data):
+        start = match.start()
+        if _CONFIG_ATTRIBUTE.at(data, start):
+            return True
+        dot = gap_start(data, start) - 1
+        if dot < 0 or data[dot] != 0x2E:  # `.`
+            continue
+        start = gap_start(data, dot) - 3
+        if start < 0 or not data.startswith(b"jax", start):
+            continue
+        before = gap_start(data, start)
+        if before < start and data.endswith(b"from", 0, before):
+            return True
+        if before and data[before - 1] == 0x2C and listed is None:  # `,`: rare, searched with the regex
+            listed = _IMPORT_JAX_CONFIG.search(data) is not None
+            if listed:
+                return True
+        before = gap_start(data, start, GAP + b"(")
+        if before < start and data.endswith(b"import", 0, before):
+            return True
+        if before and data[before - 1] == 0x3D and _UNDOTTED.match(data, match.end()):  # `=`
+            return True
+    return False
 
 
 def _last(qualname: str) -> str:
@@ -125,7 +159,7 @@ class MovedName(Rule):
     @classmethod
     def wants(cls, data) -> bool:
         return super().wants(data) or (cls.family == "sharding" and b"config" in data
-                                       and any(p.search(raw(data)) for p in _CONFIG_PATTERNS))
+                                       and _config_module_use(raw(data)))
 
     def _move(self, qualname: Optional[str]) -> Optional[Move]:
         move = BY_OLD.get(qualname or "")
@@ -464,7 +498,7 @@ class TreeAliases(MovedName):
     triggers = name_triggers([m.old for m in MOVES if m.family == "tree"])[0]
     # `jax.tree_util.tree_map` is current: the prefilter wants `jax.tree_map`, `from jax import tree_map`, ...
     requires = ()
-    _spelled = module_attribute_patterns("jax", triggers)
+    _spelled = ModuleAttributeSearch("jax", triggers)
     deprecated_in = "0.4.26"
     removed_in = "0.6.0"
     replacement_since = "0.4.25"
@@ -472,7 +506,7 @@ class TreeAliases(MovedName):
 
     @classmethod
     def wants(cls, data) -> bool:
-        return super().wants(data) and any(p.search(raw(data)) for p in cls._spelled)
+        return super().wants(data) and cls._spelled(raw(data))
     examples = (
         Example(
             snippet("""
