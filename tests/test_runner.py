@@ -7,10 +7,38 @@ from pathlib import Path
 
 import pytest
 
-from jaxmigrate.engine.discovery import discover
+from jaxmigrate.engine import runner
+from jaxmigrate.engine.discovery import SourceFile, discover
+from jaxmigrate.engine.pipeline import Settings
+from jaxmigrate.rules import ALL_RULES
 from tests.test_cli import CLEAN, LEGACY, MANUAL
 
 pytestmark = pytest.mark.usefixtures("pinned_target")
+ALL = tuple(r.code for r in ALL_RULES)
+PINNED = (0, 7, 0)
+
+
+def _run(files, jobs, **options):
+    return runner.run([SourceFile(f, f.name) for f in files], Settings(ALL, target=PINNED, **options), jobs=jobs)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_check_findings_keep_fix_safety_not_edits(tmp_path, jobs):
+    files = []
+    for i in range(runner.MIN_PARALLEL):  # enough files for the pool with two jobs
+        files.append(tmp_path / f"legacy{i}.py")
+        files[-1].write_text(LEGACY)
+    results = _run(files, jobs)
+    findings = [f for r in results for f in r.findings]
+    assert len(findings) == 2 * len(files)
+    assert {f.fix_safety for f in findings} == {"safe"} and all(f.fixable for f in findings)
+    assert all(not f.fix.edits and not f.fix.statement_edits and not f.fix.add_imports for f in findings)
+
+
+def test_fix_keeps_the_edits(tmp_path):
+    (tmp_path / "legacy.py").write_text(LEGACY)
+    result = _run([tmp_path / "legacy.py"], 1, fix=True, write=False)[0]
+    assert result.changed and result.fixes_applied == 2 and result.new_bytes
 
 
 @pytest.fixture
