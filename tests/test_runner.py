@@ -76,3 +76,11 @@ def test_discovery_exclude_patterns_see_paths_relative_to_the_root(linked):
     assert [f.path.name for f in files] == ["a.py"]  # sub/ excluded, and alias/, which resolves to it
     files, _ = discover([str(linked)], root=linked, exclude=[])  # no default skips: tool folders are walked
     assert sorted(f.path.name for f in files) == ["a.py", "b.py", "c.py", "d.py"]
+
+
+@pytest.mark.parametrize("count", [0, 1, 7, 8, 100, 1973, 5000])
+@pytest.mark.parametrize("jobs", [1, 2, 8])
+def test_spans_cover_the_pending_files_once_in_order(count, jobs):
+    spans = runner._spans(count, jobs)
+    assert [i for start, stop in spans for i in range(start, stop)] == list(range(count))
+    assert all(0 < stop - start <= 32 for start, stop in spans)

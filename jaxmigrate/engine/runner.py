@@ -27,6 +27,7 @@ from jaxmigrate.rules.base import Finding, Fix
 MIN_PARALLEL = 8
 
 _cache = None  # the run's cache, for the chunks (a worker inherits it)
+_work: tuple = ((), None)  # the run's pending (index, file) pairs and settings, for the spans (likewise)
 
 Outcome = Tuple[int, FileResult, Optional[tuple]]
 _BARE_FIX = {"safe": Fix("safe"), "unsafe": Fix("unsafe")}
@@ -90,16 +91,24 @@ def _chunk(args) -> List[Outcome]:
             gc.enable()
 
 
-def _init(cache) -> None:
-    global _cache
-    _cache = cache
+def _span(bounds: Tuple[int, int]) -> List[Outcome]:
+    """The chunk ``pending[start:stop]`` of the run's work, which a worker holds from its start
+    (inherited, or pickled once): a task sends two numbers instead of its files' paths."""
+    pending, settings = _work
+    start, stop = bounds
+    return _chunk((pending[start:stop], settings))
 
 
-def _init_worker(cache, parent: int) -> None:
+def _init(cache, work: tuple = ((), None)) -> None:
+    global _cache, _work
+    _cache, _work = cache, work
+
+
+def _init_worker(cache, work: tuple, parent: int) -> None:
     """A worker: the run's cache, and on Linux death with the process that started it. Workers
     wait on a pipe they hold both ends of, so a ``fix`` killed with SIGKILL (an OOM killer, a CI
     timeout that kills only the leader) would leave them waiting for ever."""
-    _init(cache)
+    _init(cache, work)
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -111,10 +120,11 @@ def _init_worker(cache, parent: int) -> None:
         os._exit(1)
 
 
-def _chunks(indexed: List[Tuple[int, SourceFile]], settings: Settings, jobs: int) -> list:
-    """Small chunks for few files (one slow file must not idle a core), bigger ones for many."""
-    size = max(1, min(32, len(indexed) // (jobs * 16)))
-    return [(indexed[i:i + size], settings) for i in range(0, len(indexed), size)]
+def _spans(count: int, jobs: int) -> List[Tuple[int, int]]:
+    """Chunks of ``count`` pending files as (start, stop): small for few files (one slow file must
+    not idle a core), bigger ones for many."""
+    size = max(1, min(32, count // (jobs * 16)))
+    return [(i, min(i + size, count)) for i in range(0, count, size)]
 
 
 def _untouched(files: Sequence[SourceFile], settings: Settings, cache, results: list) -> List[Tuple[int, SourceFile]]:
@@ -147,20 +157,20 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
     results: List[Optional[FileResult]] = [None] * len(files)
     pending = _untouched(files, settings, cache, results) if cache is not None else list(enumerate(files))
     jobs = jobs or os.cpu_count() or 1
-    chunks = _chunks(pending, settings, jobs)
+    spans = _spans(len(pending), jobs)
     done = len(files) - len(pending)
     if jobs > 1 and len(pending) >= MIN_PARALLEL:
         from concurrent.futures import ProcessPoolExecutor  # imported only when used: a one-file run skips it
 
-        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_init_worker,
-                                 initargs=(cache, os.getpid())) as pool:
-            for outcomes in pool.map(_chunk, chunks):
+        with ProcessPoolExecutor(max_workers=min(jobs, len(spans)), initializer=_init_worker,
+                                 initargs=(cache, (pending, settings), os.getpid())) as pool:
+            for outcomes in pool.map(_span, spans):
                 done = _collect(outcomes, files, results, cache, progress, done)
     else:
-        _init(cache)
+        _init(cache, (pending, settings))
         try:
-            for chunk in chunks:
-                done = _collect(_chunk(chunk), files, results, cache, progress, done)
+            for span in spans:
+                done = _collect(_span(span), files, results, cache, progress, done)
         finally:
             _init(None)
     if cache is not None:
