@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,6 +78,24 @@ def test_discovery_exclude_patterns_see_paths_relative_to_the_root(linked):
     assert [f.path.name for f in files] == ["a.py"]  # sub/ excluded, and alias/, which resolves to it
     files, _ = discover([str(linked)], root=linked, exclude=[])  # no default skips: tool folders are walked
     assert sorted(f.path.name for f in files) == ["a.py", "b.py", "c.py", "d.py"]
+
+
+@pytest.mark.parametrize("output", ["text", "statistics"])
+def test_a_check_imports_only_what_it_uses(tmp_path, output):
+    """Start-up is part of every run: a one-process text check of a tree without .gitignore or
+    exclude patterns does not import what only other paths need."""
+    (tmp_path / "a.py").write_text(LEGACY)
+    unneeded = ["pathspec", "json", "tempfile", "libcst", "rich", "concurrent.futures"]
+    option = "--statistics" if output == "statistics" else "--format=text"
+    code = (
+        "import sys\nfrom jaxmigrate.cli import main\n"
+        f"try:\n    main(['check', '--no-cache', '-j', '1', {option!r}, sys.argv[1]])\n"
+        "except SystemExit as e:\n    code = e.code\n"
+        f"print(code, sorted(m for m in {unneeded!r} if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "1 []"  # a finding, and none of those modules
 
 
 @pytest.mark.parametrize("count", [0, 1, 7, 8, 100, 1973, 5000])

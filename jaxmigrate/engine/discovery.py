@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
-import pathspec
+if TYPE_CHECKING:  # pragma: no cover
+    import pathspec
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "build", "dist", "node_modules", "site-packages",
@@ -36,6 +37,14 @@ def _relative(path: str, cwd: str) -> str:
     return path[len(prefix):] if path.startswith(prefix) else path
 
 
+def _gitignore(lines: Sequence[str]) -> "pathspec.GitIgnoreSpec":
+    """A compiled ``.gitignore``; pathspec is imported only by a tree that has one, or exclude
+    patterns (it costs start-up 9 ms)."""
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
 class _Ignores:
     """The ``.gitignore`` files that apply to a folder: its own and every parent's up to the repo root.
 
@@ -51,7 +60,7 @@ class _Ignores:
             return None
         try:
             with open(gi, encoding="utf-8", errors="replace") as handle:
-                return pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+                return _gitignore(handle.read().splitlines())
         except (OSError, ValueError):
             return None
 
@@ -82,7 +91,7 @@ class _Excludes:
         self.root = root
         self.default = exclude is None
         patterns = [*(exclude or []), *extend]
-        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns and root is not None else None
+        self.spec = _gitignore(patterns) if patterns and root is not None else None
 
     def excluded(self, path: str, is_dir: bool) -> bool:
         """``path``: as found by the walk (a string: most files need no ``Path``)."""
