@@ -104,3 +104,34 @@ def test_spans_cover_the_pending_files_once_in_order(count, jobs):
     spans = runner._spans(count, jobs)
     assert [i for start, stop in spans for i in range(start, stop)] == list(range(count))
     assert all(0 < stop - start <= 32 for start, stop in spans)
+
+
+class _RecordingGc:
+    def __init__(self, enabled: bool) -> None:
+        self.enabled, self.calls = enabled, []
+
+    def isenabled(self) -> bool:
+        return self.enabled
+
+    def enable(self) -> None:
+        self.enabled = True
+        self.calls.append("enable")
+
+    def disable(self) -> None:
+        self.enabled = False
+        self.calls.append("disable")
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_cyclic_collection_resumes_every_few_chunks_and_after_the_run(tmp_path, monkeypatch, enabled):
+    recording = _RecordingGc(enabled)
+    monkeypatch.setattr(runner, "gc", recording)
+    files = []
+    for i in range(68):  # chunks of 4 files for one job: 17 chunks
+        files.append(tmp_path / f"m{i:02}.py")
+        files[-1].write_text(LEGACY if i % 10 == 0 else CLEAN)
+    results = _run(files, 1)
+    assert sum(len(r.findings) for r in results) == 2 * 7
+    assert recording.enabled is enabled  # as it was found
+    expected = ["disable", "enable"] * 2 + ["disable", "enable"] if enabled else []  # after chunks 8, 16 and the run
+    assert recording.calls == expected
