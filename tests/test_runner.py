@@ -135,3 +135,18 @@ def test_cyclic_collection_resumes_every_few_chunks_and_after_the_run(tmp_path, 
     assert recording.enabled is enabled  # as it was found
     expected = ["disable", "enable"] * 2 + ["disable", "enable"] if enabled else []  # after chunks 8, 16 and the run
     assert recording.calls == expected
+
+
+def test_the_command_line_freezes_the_heap_once_at_exit(tmp_path):
+    """The interpreter's last collection has nothing to go through (see cli._prepare_exit)."""
+    (tmp_path / "a.py").write_text(LEGACY)
+    code = (
+        "import gc, sys\ngc.freeze = lambda: print('frozen')\nfrom jaxmigrate.cli import main\n"
+        "for _ in range(2):\n"
+        "    try:\n        main(['check', '--no-cache', '-j', '1', '--statistics', sys.argv[1]])\n"
+        "    except SystemExit as e:\n        print('exit', e.code)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines.count("exit 1") == 2 and lines.count("frozen") == 1 and lines[-1] == "frozen"  # once, at exit
