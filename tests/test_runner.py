@@ -80,22 +80,32 @@ def test_discovery_exclude_patterns_see_paths_relative_to_the_root(linked):
     assert sorted(f.path.name for f in files) == ["a.py", "b.py", "c.py", "d.py"]
 
 
-@pytest.mark.parametrize("output", ["text", "statistics"])
-def test_a_check_imports_only_what_it_uses(tmp_path, output):
-    """Start-up is part of every run: a one-process text check of a tree without .gitignore or
-    exclude patterns does not import what only other paths need."""
+def _checks_in_a_fresh_python(tmp_path, before: str, after: str, runs: int = 1, option: str = "--statistics") -> list:
+    """The lines a new interpreter prints running ``before``, ``runs`` one-process checks of a
+    legacy file (each printing ``exit CODE``) and ``after``."""
     (tmp_path / "a.py").write_text(LEGACY)
-    unneeded = ["pathspec", "json", "tempfile", "libcst", "rich", "concurrent.futures"]
-    option = "--statistics" if output == "statistics" else "--format=text"
-    code = (
-        "import sys\nfrom jaxmigrate.cli import main\n"
-        f"try:\n    main(['check', '--no-cache', '-j', '1', {option!r}, sys.argv[1]])\n"
-        "except SystemExit as e:\n    code = e.code\n"
-        f"print(code, sorted(m for m in {unneeded!r} if m in sys.modules))\n"
-    )
+    code = "\n".join([
+        "import gc, sys", before, "from jaxmigrate.cli import main",
+        f"for _ in range({runs}):",
+        "    try:",
+        f"        main(['check', '--no-cache', '-j', '1', {option!r}, sys.argv[1]])",
+        "    except SystemExit as e:",
+        "        print('exit', e.code)",
+        after,
+    ])
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[-1] == "1 []"  # a finding, and none of those modules
+    return proc.stdout.splitlines()
+
+
+@pytest.mark.parametrize("option", ["--format=text", "--statistics"])
+def test_a_check_imports_only_what_it_uses(tmp_path, option):
+    """Start-up is part of every run: a one-process text check of a tree without .gitignore or
+    exclude patterns does not import what only other paths need."""
+    unneeded = ["pathspec", "json", "tempfile", "libcst", "rich", "concurrent.futures"]
+    lines = _checks_in_a_fresh_python(tmp_path, "", f"print(sorted(m for m in {unneeded!r} if m in sys.modules))",
+                                      option=option)
+    assert lines[-2:] == ["exit 1", "[]"]  # a finding, and none of those modules
 
 
 @pytest.mark.parametrize("count", [0, 1, 7, 8, 100, 1973, 5000])
@@ -139,14 +149,5 @@ def test_cyclic_collection_resumes_every_few_chunks_and_after_the_run(tmp_path, 
 
 def test_the_command_line_freezes_the_heap_once_at_exit(tmp_path):
     """The interpreter's last collection has nothing to go through (see cli._prepare_exit)."""
-    (tmp_path / "a.py").write_text(LEGACY)
-    code = (
-        "import gc, sys\ngc.freeze = lambda: print('frozen')\nfrom jaxmigrate.cli import main\n"
-        "for _ in range(2):\n"
-        "    try:\n        main(['check', '--no-cache', '-j', '1', '--statistics', sys.argv[1]])\n"
-        "    except SystemExit as e:\n        print('exit', e.code)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert lines.count("exit 1") == 2 and lines.count("frozen") == 1 and lines[-1] == "frozen"  # once, at exit
+    lines = _checks_in_a_fresh_python(tmp_path, "gc.freeze = lambda: print('frozen')", "print('ran')", runs=2)
+    assert lines.count("exit 1") == 2 and lines[-2:] == ["ran", "frozen"]  # once, at exit
