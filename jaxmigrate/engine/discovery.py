@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
-import pathspec
+if TYPE_CHECKING:  # pragma: no cover
+    import pathspec
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", "build", "dist", "node_modules", "site-packages",
@@ -36,6 +37,14 @@ def _relative(path: str, cwd: str) -> str:
     return path[len(prefix):] if path.startswith(prefix) else path
 
 
+def _gitignore(lines: Sequence[str]) -> "pathspec.GitIgnoreSpec":
+    """A compiled ``.gitignore``; pathspec is imported only by a tree that has one, or exclude
+    patterns (it costs start-up 9 ms)."""
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
 class _Ignores:
     """The ``.gitignore`` files that apply to a folder: its own and every parent's up to the repo root.
 
@@ -51,11 +60,11 @@ class _Ignores:
             return None
         try:
             with open(gi, encoding="utf-8", errors="replace") as handle:
-                return pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+                return _gitignore(handle.read().splitlines())
         except (OSError, ValueError):
             return None
 
-    def _chain(self, folder: str) -> List[Tuple[str, pathspec.GitIgnoreSpec]]:
+    def chain(self, folder: str) -> List[Tuple[str, pathspec.GitIgnoreSpec]]:
         """(folder, spec) for the folder and its parents, nearest first, up to the one holding ``.git``."""
         chain = self._chains.get(folder)
         if chain is None:
@@ -63,12 +72,12 @@ class _Ignores:
             chain = [(folder, spec)] if spec is not None else []
             parent = os.path.dirname(folder)
             if parent != folder and not os.path.exists(os.path.join(folder, ".git")):
-                chain = chain + self._chain(parent)
+                chain = chain + self.chain(parent)
             self._chains[folder] = chain
         return chain
 
     def ignored(self, path: str, is_dir: bool) -> bool:
-        for folder, spec in self._chain(os.path.dirname(path)):
+        for folder, spec in self.chain(os.path.dirname(path)):
             rel = os.path.relpath(path, folder).replace(os.sep, "/") + ("/" if is_dir else "")
             if spec.match_file(rel):
                 return True
@@ -82,15 +91,18 @@ class _Excludes:
         self.root = root
         self.default = exclude is None
         patterns = [*(exclude or []), *extend]
-        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns and root is not None else None
+        self.spec = _gitignore(patterns) if patterns and root is not None else None
 
-    def excluded(self, path: Path, is_dir: bool) -> bool:
-        if self.default and is_dir and (path.name in SKIP_DIRS or path.name.endswith(".egg-info")):
-            return True
+    def excluded(self, path: str, is_dir: bool) -> bool:
+        """``path``: as found by the walk (a string: most files need no ``Path``)."""
+        if self.default and is_dir:
+            name = os.path.basename(path)
+            if name in SKIP_DIRS or name.endswith(".egg-info"):
+                return True
         if self.spec is None:
             return False
         try:
-            rel = path.resolve().relative_to(self.root.resolve()).as_posix()  # type: ignore[union-attr]
+            rel = Path(path).resolve().relative_to(self.root.resolve()).as_posix()  # type: ignore[union-attr]
         except ValueError:
             return False
         return self.spec.match_file(rel + ("/" if is_dir else ""))
@@ -103,7 +115,7 @@ def discover(paths: Sequence[str], *, root: Optional[Path] = None, exclude: Opti
     ``exclude`` replaces the default skipped folders, ``extend_exclude`` adds to them (patterns
     relative to ``root``, the folder of the configuration)."""
     missing: List[str] = []
-    found: Dict[Path, SourceFile] = {}
+    found: Dict[str, SourceFile] = {}  # by real path (normcase: how Windows compares paths)
     ignores = _Ignores()
     excludes = _Excludes(root, exclude, extend_exclude)
     for raw in paths:
@@ -112,11 +124,13 @@ def discover(paths: Sequence[str], *, root: Optional[Path] = None, exclude: Opti
             missing.append(raw)
             continue
         if top.is_file():  # named explicitly: always taken, like ruff
-            found.setdefault(top.resolve(), SourceFile(top, _display(top)))
+            found.setdefault(os.path.normcase(top.resolve()), SourceFile(top, _display(top)))
             continue
         cwd = os.getcwd()
         for path, real in _walk(os.path.abspath(raw), ignores, excludes):
-            found.setdefault(Path(real), SourceFile(Path(path), _relative(path, cwd)))
+            real = os.path.normcase(real)
+            if real not in found:
+                found[real] = SourceFile(Path(path), _relative(path, cwd))
     return sorted(found.values(), key=lambda f: f.display), missing
 
 
@@ -124,8 +138,7 @@ def _walk(root: str, ignores: _Ignores, excludes: _Excludes) -> Iterator[Tuple[s
     """(path, real path) of each source file below ``root``, folders and files in sorted order."""
     seen_dirs = set()
 
-    def walk(folder: str) -> Iterator[Tuple[str, str]]:
-        real = os.path.realpath(folder)
+    def walk(folder: str, real: str) -> Iterator[Tuple[str, str]]:
         if real in seen_dirs:  # a symlink loop or a second way to the same folder
             return
         seen_dirs.add(real)
@@ -134,6 +147,7 @@ def _walk(root: str, ignores: _Ignores, excludes: _Excludes) -> Iterator[Tuple[s
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             return
+        chain = ignores.chain(folder)  # the .gitignore files that apply here (mostly none)
         dirs = []
         for entry in entries:
             try:
@@ -141,12 +155,18 @@ def _walk(root: str, ignores: _Ignores, excludes: _Excludes) -> Iterator[Tuple[s
             except OSError:
                 continue
             if is_dir:
-                if not excludes.excluded(Path(entry.path), True) and not ignores.ignored(entry.path, True):
-                    dirs.append(entry.path)
+                if not excludes.excluded(entry.path, True) and not (chain and ignores.ignored(entry.path, True)):
+                    dirs.append((entry.path, _real(entry, real)))
             elif entry.name.endswith((".py", ".ipynb")) and entry.is_file():
-                if not excludes.excluded(Path(entry.path), False) and not ignores.ignored(entry.path, False):
-                    yield entry.path, os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(real, entry.name)
-        for sub in dirs:
-            yield from walk(sub)
+                if not excludes.excluded(entry.path, False) and not (chain and ignores.ignored(entry.path, False)):
+                    yield entry.path, _real(entry, real)
+        for sub, sub_real in dirs:
+            yield from walk(sub, sub_real)
 
-    yield from walk(root)
+    yield from walk(root, os.path.realpath(root))
+
+
+def _real(entry: os.DirEntry, folder_real: str) -> str:
+    """The real path of an entry of a folder whose real path is ``folder_real``: one system call
+    per symbolic link rather than one per path component of every entry."""
+    return os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(folder_real, entry.name)

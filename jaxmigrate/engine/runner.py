@@ -15,18 +15,22 @@ import os
 import signal
 import sys
 import time
+from dataclasses import replace
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from jaxmigrate.engine.discovery import SourceFile
 from jaxmigrate.engine.pipeline import FileResult, Settings, active_rules, prefilter_input, process
 from jaxmigrate.engine.suppression import skips_file
+from jaxmigrate.rules.base import Finding, Fix
 
 # Below this many files a process pool costs more than it saves.
 MIN_PARALLEL = 8
 
 _cache = None  # the run's cache, for the chunks (a worker inherits it)
+_work: tuple = ((), None)  # the run's pending (index, file) pairs and settings, for the spans (likewise)
 
 Outcome = Tuple[int, FileResult, Optional[tuple]]
+_BARE_FIX = {"safe": Fix("safe"), "unsafe": Fix("unsafe")}
 
 
 def _settings_key(settings: Settings, file: SourceFile) -> bytes:
@@ -58,7 +62,16 @@ def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optio
         if hit is not None and (not settings.fix or not hit):  # fix: only skip what has nothing to fix
             return FileResult(file.display, findings=hit), store
     result = process(file.path, file.display, settings, data)
+    if not settings.fix:
+        result.findings = _reported(result.findings)
     return result, None if result.error else store
+
+
+def _reported(findings: List[Finding]) -> List[Finding]:
+    """``check``'s findings as reported: a fix keeps its safety, not its edits. Only ``fix``
+    applies edits, and a worker would otherwise pickle them all back (a fifth of what it sends)
+    for this process to unpickle and drop. The cache stores findings the same way."""
+    return [f if f.fix is None else replace(f, fix=_BARE_FIX.get(f.fix.safety) or Fix(f.fix.safety)) for f in findings]
 
 
 def _chunk(args) -> List[Outcome]:
@@ -66,28 +79,57 @@ def _chunk(args) -> List[Outcome]:
 
     indexed, settings = args
     rules = [BY_CODE[c] for c in settings.rule_codes]
-    # No cyclic garbage collection inside a chunk: the trees of a file die by reference counting,
-    # and collections triggered by their many allocations cost a third of the parse time. What a
-    # chunk leaves in cycles is collected once it is done.
-    collecting = gc.isenabled()
-    gc.disable()
+    _pause_gc()
     try:
         return [(i, *_one(file, settings, rules)) for i, file in indexed]
     finally:
-        if collecting:
-            gc.enable()
+        _resume_gc()
 
 
-def _init(cache) -> None:
-    global _cache
-    _cache = cache
+# No cyclic garbage collection inside a chunk: the trees of a file die by reference counting, and
+# collections triggered by their many allocations cost a third of the parse time. Nor after every
+# chunk: the collection then has ~1 ms of young objects to go through, mostly the last files'
+# trees, still held by FileContext.of's reuse (about 25 ms a worker on a 2,000-file tree). What
+# chunks leave in cycles is collected after every GC_EVERY of them, and at the end of a run.
+GC_EVERY = 8
+_gc_paused = False  # this process's collection is paused by the runner (it was enabled)
+_gc_chunks = 0
 
 
-def _init_worker(cache, parent: int) -> None:
+def _pause_gc() -> None:
+    global _gc_paused
+    if gc.isenabled():
+        gc.disable()
+        _gc_paused = True
+
+
+def _resume_gc(now: bool = False) -> None:
+    """After a chunk: enable the collection again once every ``GC_EVERY`` chunks, or ``now``."""
+    global _gc_paused, _gc_chunks
+    _gc_chunks += not now
+    if _gc_paused and (now or _gc_chunks % GC_EVERY == 0):
+        _gc_paused = False
+        gc.enable()
+
+
+def _span(bounds: Tuple[int, int]) -> List[Outcome]:
+    """The chunk ``pending[start:stop]`` of the run's work, which a worker holds from its start
+    (inherited, or pickled once): a task sends two numbers instead of its files' paths."""
+    pending, settings = _work
+    start, stop = bounds
+    return _chunk((pending[start:stop], settings))
+
+
+def _init(cache, work: tuple = ((), None)) -> None:
+    global _cache, _work, _gc_chunks
+    _cache, _work, _gc_chunks = cache, work, 0
+
+
+def _init_worker(cache, work: tuple, parent: int) -> None:
     """A worker: the run's cache, and on Linux death with the process that started it. Workers
     wait on a pipe they hold both ends of, so a ``fix`` killed with SIGKILL (an OOM killer, a CI
     timeout that kills only the leader) would leave them waiting for ever."""
-    _init(cache)
+    _init(cache, work)
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -99,10 +141,11 @@ def _init_worker(cache, parent: int) -> None:
         os._exit(1)
 
 
-def _chunks(indexed: List[Tuple[int, SourceFile]], settings: Settings, jobs: int) -> list:
-    """Small chunks for few files (one slow file must not idle a core), bigger ones for many."""
-    size = max(1, min(32, len(indexed) // (jobs * 16)))
-    return [(indexed[i:i + size], settings) for i in range(0, len(indexed), size)]
+def _spans(count: int, jobs: int) -> List[Tuple[int, int]]:
+    """Chunks of ``count`` pending files as (start, stop): small for few files (one slow file must
+    not idle a core), bigger ones for many."""
+    size = max(1, min(32, count // (jobs * 16)))
+    return [(i, min(i + size, count)) for i in range(0, count, size)]
 
 
 def _untouched(files: Sequence[SourceFile], settings: Settings, cache, results: list) -> List[Tuple[int, SourceFile]]:
@@ -135,22 +178,23 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
     results: List[Optional[FileResult]] = [None] * len(files)
     pending = _untouched(files, settings, cache, results) if cache is not None else list(enumerate(files))
     jobs = jobs or os.cpu_count() or 1
-    chunks = _chunks(pending, settings, jobs)
+    spans = _spans(len(pending), jobs)
     done = len(files) - len(pending)
     if jobs > 1 and len(pending) >= MIN_PARALLEL:
         from concurrent.futures import ProcessPoolExecutor  # imported only when used: a one-file run skips it
 
-        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_init_worker,
-                                 initargs=(cache, os.getpid())) as pool:
-            for outcomes in pool.map(_chunk, chunks):
+        with ProcessPoolExecutor(max_workers=min(jobs, len(spans)), initializer=_init_worker,
+                                 initargs=(cache, (pending, settings), os.getpid())) as pool:
+            for outcomes in pool.map(_span, spans):
                 done = _collect(outcomes, files, results, cache, progress, done)
     else:
-        _init(cache)
+        _init(cache, (pending, settings))
         try:
-            for chunk in chunks:
-                done = _collect(_chunk(chunk), files, results, cache, progress, done)
+            for span in spans:
+                done = _collect(_span(span), files, results, cache, progress, done)
         finally:
             _init(None)
+            _resume_gc(now=True)
     if cache is not None:
         cache.save()
     return results  # type: ignore[return-value]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Dict, List
 
 from jaxmigrate import __version__
@@ -32,6 +31,8 @@ def github(records: List[Dict]) -> str:
 
 def sarif(records: List[Dict]) -> str:
     """A SARIF 2.1.0 log with one run; ``tool.driver.rules`` carries each rule's help and docs link."""
+    import json  # here: the text output does not need it
+
     from jaxmigrate.reporting.ruledoc import render_rule
     from jaxmigrate.rules import ALL_RULES
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Dict, List, Sequence
 
 import click
@@ -38,6 +37,8 @@ def findings(results: Sequence, output_format: str, mode: str, output_file=None,
     if show_statistics:
         body = formats.statistics(records)
     elif output_format == "json":
+        import json
+
         body = json.dumps(records, indent=2)
     elif output_format == "github":
         body = formats.github(records)
