@@ -204,16 +204,19 @@ def test_a_statement_edit_that_fails_is_a_file_error(tmp_path, monkeypatch, pinn
     assert "in_shardings" in (tmp_path / "ok.py").read_text()
 
 
-def test_any_other_failure_while_fixing_is_a_file_error(tmp_path, monkeypatch, pinned_target):
-    """The last resort: an exception nobody foresaw (here in the import editing) is that file's error."""
+@pytest.mark.parametrize("error", [ZeroDivisionError("surprise"), KeyError("surprise"), IndexError("surprise")])
+def test_any_other_failure_while_fixing_is_a_file_error(tmp_path, monkeypatch, pinned_target, error):
+    """The last resort: an exception nobody foresaw (here in the import editing) is that file's
+    error, an internal one: a KeyError is a LookupError, as an unknown encoding is, but not a
+    file that "could not read"."""
     def broken(*args):
-        raise ZeroDivisionError("surprise")
+        raise error
 
     monkeypatch.setattr(apply, "fix_imports", broken)
     text = "from jax.experimental import maps\n\nm = maps.Mesh(d, (\"x\",))\n"  # JM201: imports edited
     result = _fix_tree(tmp_path, "tree.py", text)
     assert result.exit_code == 2, result.output
-    assert "tree.py:1:1: JM000 internal error: ZeroDivisionError: surprise" in result.output, result.output
+    assert f"tree.py:1:1: JM000 internal error: {type(error).__name__}: {error}" in result.output, result.output
     assert (tmp_path / "tree.py").read_text() == text
     assert "in_shardings" in (tmp_path / "ok.py").read_text()
 

@@ -62,6 +62,10 @@ def test_output_file_statistics_and_exit_zero(tmp_path):
     result = CliRunner().invoke(main, ["check", "--format", "json", "-o", str(out), "--exit-zero", path])
     assert result.exit_code == 0
     assert {r["code"] for r in json.loads(out.read_text())} == {"JM101", "JM203"}
+    text = tmp_path / "report.txt"
+    CliRunner().invoke(main, ["check", "-o", str(text), path], color=True)  # colour on, as in a terminal
+    lines = text.read_text().splitlines()
+    assert len(lines) == 3 and lines[0].startswith(f"{path}:") and "\x1b" not in text.read_text()
     stats = CliRunner().invoke(main, ["check", "--statistics", path])
     assert stats.stdout.splitlines()[0].split() == ["2", "JM101", "[*]", "2", "fixable"]
     broken = tmp_path / "b.py"

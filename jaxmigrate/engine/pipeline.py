@@ -259,6 +259,8 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
                 result.new_bytes = new_bytes
     except SyntaxError as exc:
         result.error = f"could not parse: {exc.msg} (line {exc.lineno})"
+    except (KeyError, IndexError) as exc:  # LookupErrors too, but an engine bug's, not an unknown encoding's
+        result.error = f"internal error: {type(exc).__name__}: {exc}"
     except (OSError, UnicodeDecodeError, LookupError) as exc:
         result.error = f"could not read: {exc}"
     except (RuleError, FixError) as exc:

@@ -48,6 +48,8 @@ def findings(results: Sequence, output_format: str, mode: str, output_file=None,
         from jaxmigrate.reporting.terminal import finding_line
 
         body = "\n".join(finding_line(r["path"], r["line"], r["column"], r["code"], _marker(r), r["message"]) for r in records)
+        if output_file is not None:  # a file gets plain text, as a pipe does
+            body = click.unstyle(body)
     if output_file is not None:
         with open(output_file, "w", encoding="utf-8") as handle:
             handle.write(body + "\n" if body else "")
