@@ -32,8 +32,13 @@ class MeshContext(Rule):
     """
     ## What it does
     Rewrites `with mesh:` on a `jax.sharding.Mesh` (a name bound to a `Mesh(...)` or
-    `maps.mesh(...)` construction, a construction itself, or a name or attribute called like a
-    mesh) to `with jax.set_mesh(mesh):`. `with Mesh(...) as m:` becomes `m = Mesh(...)` followed by
+    `maps.mesh(...)` construction, a construction itself, a name or attribute called like a
+    mesh, a call of a factory called like one, and a name bound to such a call or attribute, or
+    itself called like a mesh and bound to a call of unknown result: `mesh =
+    cfg.get_jax_mesh(...)`, `GLOBAL_MESH = build()`) to `with jax.set_mesh(mesh):`. A name bound
+    to a call of something known and not JAX's (`lock = threading.Lock()`) is no mesh. A mesh
+    that nothing names (`m = cfg.build()`, then `with m:`) is not recognised: review the `with`
+    blocks of a module whose pjit calls JM701 converts. `with Mesh(...) as m:` becomes `m = Mesh(...)` followed by
     `with jax.set_mesh(m):`, as `jax.set_mesh` binds nothing to `as`. Applied for targets that
     have `jax.set_mesh` (0.7.1 and later).
 

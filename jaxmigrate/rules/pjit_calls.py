@@ -125,13 +125,22 @@ def is_mesh_construction(ctx: FileContext, node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and ctx.qualname(node.func) in MESH_CONSTRUCTORS
 
 
-def is_mesh(ctx: FileContext, expr: ast.expr) -> bool:
+def is_mesh(ctx: FileContext, expr: ast.expr, depth: int = 0) -> bool:
+    """Whether a `with` item is taken for a mesh: a Mesh construction, a name bound to one (or to
+    a project's factory or attribute named like a mesh, or itself named like a mesh and bound to
+    something unknown), a factory call or an attribute named like a mesh."""
     if is_mesh_construction(ctx, expr):
         return True
     if isinstance(expr, ast.Name):
         stmt = ctx.single_assignment(expr)
-        if stmt is not None:
-            return is_mesh_construction(ctx, stmt.value)
+        if stmt is not None and depth < 8:
+            value = stmt.value
+            callee = value.func if isinstance(value, ast.Call) else value
+            resolved = ctx.qualname(callee)
+            if resolved is not None and not resolved.startswith("jax."):  # `threading.Lock()`: known, no mesh
+                return False
+            # `mesh = cfg.get_jax_mesh(...)`, `GLOBAL_MESH = build()`: the value says so, or the name does
+            return is_mesh(ctx, value, depth + 1) or "mesh" in expr.id.lower()
         # a parameter or other binding named like a mesh, entered with `with`: taken as the mesh
         return "mesh" in expr.id.lower()
     if isinstance(expr, ast.Call):  # a project's own factory: `with make_mesh():`, `with config.get_mesh(...):`
