@@ -82,7 +82,11 @@ class PositionalSharding(Rule):
 
     Reported, with the `NamedSharding` to write where it is known: a positional sharding passed
     to any other function or used as a value (`.shape`, `isinstance`), a grid of unknown rank,
-    a `reshape` after `replicate` or `transpose`, arguments that are not literals.
+    a `reshape` after `replicate` or `transpose`, arguments that are not literals. A name is
+    followed only where `name = PositionalSharding(...)` is its one binding: a name bound
+    again in its scope (`s = s.reshape(...)`, a binding in each branch of an `if`), declared
+    `global` or `nonlocal`, deleted with `del` or set in a class body is reported at that
+    assignment, which is left as it is.
 
     The fix is safe: the `NamedSharding` places every shard on the same devices, and its mesh
     lists the devices in the order the positional sharding did, so shardings of one
@@ -157,6 +161,26 @@ class PositionalSharding(Rule):
             flagged=True,
             title="a device grid of unknown rank is reported",
         ),
+        Example(
+            snippet("""
+                import jax
+
+                def shard(x):
+                    s = jax.sharding.PositionalSharding(jax.devices())
+                    s = s.reshape(4, 2).replicate(1)
+                    return jax.device_put(x, s)
+            """),
+            snippet("""
+                import jax
+
+                def shard(x):
+                    s = jax.sharding.PositionalSharding(jax.devices())
+                    s = s.reshape(4, 2).replicate(1)
+                    return jax.device_put(x, s)
+            """),
+            flagged=True,
+            title="a name bound more than once is reported where it is assigned a `PositionalSharding`",
+        ),
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
@@ -200,7 +224,8 @@ class _Plan:
             return self._base(expr)
         if isinstance(expr, ast.Name) and isinstance(expr.ctx, ast.Load) and depth < 8:
             stmt = ctx.single_assignment(expr)
-            if stmt is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            if (stmt is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name)
+                    or self._rebound(stmt) is not None):
                 return None
             inner = self.parse(stmt.value, depth + 1)
             if not isinstance(inner, Layout):
@@ -336,6 +361,23 @@ class _Plan:
             return f"its `.{parent.attr}` is read: a `NamedSharding` has other attributes"
         return "used as a value where a `NamedSharding` may not fit"
 
+    def _rebound(self, stmt: ast.Assign) -> Optional[str]:
+        """Why the name ``stmt`` assigns may hold something else at a use (its uses are then not
+        followed, and ``stmt`` is not rewritten in place), or None if ``stmt`` is its one binding."""
+        target: ast.Name = stmt.targets[0]  # type: ignore[assignment]
+        bindings = self.ctx.bindings(target)
+        if len(bindings) != 1 or bindings[0].node is not stmt:
+            return f"`{target.id}` is bound more than once in its scope"
+        if self.ctx.resolver.scope_of(target).kind == "class":
+            return f"`{target.id}` is a class attribute, read through the class or its instances"
+        for decl in self.ctx.nodes(ast.Global) + self.ctx.nodes(ast.Nonlocal):
+            if target.id in decl.names:
+                return f"`{target.id}` is declared `{type(decl).__name__.lower()}` in this module"
+        for name in self.ctx.names(target.id):
+            if isinstance(name.ctx, ast.Del) and any(b.node is stmt for b in self.ctx.bindings(name)):
+                return f"`{target.id}` is deleted with `del`"
+        return None
+
     def _loads(self, stmt: ast.Assign) -> List[ast.Name]:
         name = stmt.targets[0].id  # type: ignore[attr-defined]
         return [n for n in self.ctx.names(name)
@@ -379,6 +421,8 @@ class _Plan:
         if not isinstance(layout, Layout):
             return "keep"
         stmt = self._definition(expr)
+        if stmt is not None and self._rebound(stmt) is not None:
+            return "keep"  # a use may read another binding: none is followed, so none may change
         if stmt is not None and self._loads(stmt):  # its uses may know the rank (a reshape)
             return "delete" if all(self.status(self._occurrence_of(n)) != "keep" for n in self._loads(stmt)) else "keep"
         if not layout.rank:
@@ -461,6 +505,12 @@ class _Plan:
                 yield rule.finding(ctx, expr, MESSAGE, fixes[id(root)])
                 continue
             stmt = self._definition(expr)
+            rebound = self._rebound(stmt) if stmt is not None else None
+            if rebound is not None:
+                suggestion = self.sharding_text(layout, expr)[0] if layout.rank else GENERIC
+                yield rule.finding(ctx, expr, f"{MESSAGE}; {rebound}: its uses are not followed, rewrite them "
+                                   "with this assignment by hand", suggestion=suggestion)
+                continue
             if stmt is not None and self._loads(stmt):
                 continue  # kept for a use that is reported
             if not layout.rank:
