@@ -11,7 +11,10 @@ from jaxmigrate.rules.context import FileContext
 from jaxmigrate.rules.moves import BY_OLD, MODULE_IMPORTS, MOVES, REMOVED_MODULES, Move, applies, best_for_uses, premature
 from jaxmigrate.rules.names import GAP, ModuleAttributeSearch, canonical, gap_start, name_triggers
 from jaxmigrate.rules.xmap_advice import XMAP, shard_map_advice
-from jaxmigrate.rules.statements import delete_statement, render_without_names, replace_statement
+from jaxmigrate.rules.statements import (
+    alias_comments, delete_statement, newline, render_import_from, render_without_names, replace_statement,
+    statement_prefix, trailing_text,
+)
 
 
 # `jax.config.config` (and the `jax.config` module imported as such): an attribute `config` of a
@@ -207,10 +210,11 @@ class MovedName(Rule):
         if not moved and not removed:
             return None
         edits: List[Edit] = []
-        groups: Dict[str, List[str]] = {}
+        groups: Dict[str, List[Tuple[str, Optional[str]]]] = {}
+        comments = alias_comments(ctx.text(node), {(a.name, a.asname) for a, _ in moved})
         for alias, move in moved:
             text, renames = self._moved_alias(ctx, node, alias, move)
-            groups.setdefault(move.new.rpartition(".")[0], []).append(text)
+            groups.setdefault(move.new.rpartition(".")[0], []).append((text, comments.get((alias.name, alias.asname))))
             edits.extend(renames)
         gone = {id(a) for a, _ in moved} | {id(a) for a in removed}
         kept = [a for a in node.names if id(a) not in gone]
@@ -222,7 +226,12 @@ class MovedName(Rule):
             if module_edit is not None:
                 edits.append(module_edit)
                 return self._import_finding(ctx, node, moved, removed, edits)
-        new_lines = [f"from {mod} import {', '.join(names)}" for mod, names in groups.items()]
+        # a moved name's comment goes with it, at the end of its line unless code follows there
+        prefix = statement_prefix(ctx, node)
+        own_lines = prefix.strip() == ""
+        last_free = own_lines and (kept or not trailing_text(ctx, node))
+        new_lines = [render_import_from(mod, items, own_lines and (i < len(groups) - 1 or last_free), prefix, newline(ctx))
+                     for i, (mod, items) in enumerate(groups.items())]
         if kept:
             new_lines.append(render_without_names(ctx.text(node), {(a.name, a.asname) for a in node.names if id(a) in gone}))
         edits.append(replace_statement(ctx, node, new_lines))
