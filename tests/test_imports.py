@@ -45,3 +45,9 @@ def test_render_import_from():
     assert render_import_from("m", [("a", "# c"), ("b", None)], True, "    ", "\n") == (
         "from m import (\n        a,  # c\n        b,\n    )")
     assert render_import_from("m", [("a", "# c")], False, "", "\n") == "from m import (\n    a,  # c\n)"
+
+
+def test_a_re_rendered_import_keeps_the_files_line_endings():
+    source = MULTI.replace("\n", "\r\n")
+    out = fix_imports(source, (), [ImportRef("jax.experimental.pjit", "FROM_GDA")])
+    assert out == "from jax.experimental.pjit import (\r\n    # the sharding helpers\r\n    pjit,  # keep me\r\n)\r\nx = pjit\r\n"

@@ -66,7 +66,9 @@ def render_without_names(statement: str, names: set) -> str:
             return head + ", ".join(kept)
     import libcst as cst
 
-    imp = cst.parse_statement(statement).body[0]  # type: ignore[attr-defined]
+    nl = re.search(r"\r\n|\r|\n", statement)
+    nl = nl.group(0) if nl else "\n"  # the statement's line ending, not LibCST's default
+    imp = cst.parse_statement(statement, cst.PartialParserConfig(default_newline=nl)).body[0]  # type: ignore[attr-defined]
     kept = [a for a in imp.names if _alias_key(cst, a) not in names]
     changes = {}
     if getattr(imp, "lpar", None) is None:  # a trailing comma is only allowed inside parentheses
@@ -75,7 +77,7 @@ def render_without_names(statement: str, names: set) -> str:
           and _comment_of(cst, imp, imp.names[-1]) is not None and not imp.rpar.whitespace_before.empty_lines):
         # the dropped last name's comment sits before the `)`: it goes with the name
         changes["rpar"] = imp.rpar.with_changes(whitespace_before=cst.SimpleWhitespace(""))
-    text = cst.Module(body=[]).code_for_node(imp.with_changes(names=kept, **changes))
+    text = cst.Module(body=[], default_newline=nl).code_for_node(imp.with_changes(names=kept, **changes))
     # the closing parenthesis keeps the indentation it had on its own line
     close = re.search(r"\n([ \t]*)\)$", statement)
     if close is not None:
