@@ -8,10 +8,15 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, raw, snippet
 from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.moves import BY_OLD, MODULE_IMPORTS, MOVES, REMOVED_MODULES, Move, applies, best_for_uses, premature
+from jaxmigrate.rules.moves import (
+    BY_OLD, MODULE_IMPORTS, MOVES, REMOVED_MODULES, REMOVED_NAMES, Move, applies, best_for_uses, premature,
+)
 from jaxmigrate.rules.names import GAP, ModuleAttributeSearch, canonical, gap_start, name_triggers
 from jaxmigrate.rules.xmap_advice import XMAP, shard_map_advice
-from jaxmigrate.rules.statements import delete_statement, render_without_names, replace_statement
+from jaxmigrate.rules.statements import (
+    alias_comments, delete_statement, newline, render_import_from, render_without_names, replace_statement,
+    statement_prefix, trailing_text,
+)
 
 
 # `jax.config.config` (and the `jax.config` module imported as such): an attribute `config` of a
@@ -80,10 +85,11 @@ class MovedName(Rule):
     (the submodule is gone since 0.4.29); `jax.sharding.use_mesh` → `jax.set_mesh` (0.7.1).
 
     An import is rewritten in place (aliases such as `P` or `PS` are kept, and a `from` import
-    that mixes moved and other names is split); a dotted use such as `maps.Mesh(...)` is
-    replaced by a name the module already has for the new object, else `jax.sharding.Mesh`
-    through an imported `jax`, else a new import. An import of the removed
-    `jax.experimental.maps` module that nothing uses any more is dropped.
+    that mixes moved and other names is split, a comment on a moved name's line going with it);
+    a dotted use such as `maps.Mesh(...)` is replaced by a name the module already has for the
+    new object, else `jax.sharding.Mesh` through an imported `jax`, else a new import. An import
+    of the removed `jax.experimental.maps` module, or of the removed `FROM_GDA`, that nothing
+    uses any more is dropped (JM503 migrates the uses of `FROM_GDA`).
 
     ## Why is this bad?
     These names were removed from JAX between 0.4.8 and 0.4.14 (`jax.experimental.maps` is
@@ -97,7 +103,8 @@ class MovedName(Rule):
     # the names of the table (and the removed modules), in the words of the file; `jax.config.config`
     # (the config submodule) has patterns of its own: its parts alone ("config") would let most files in
     triggers, _module_parts = name_triggers(
-        [m.old for m in MOVES if m.family == "sharding" and m.old not in _CONFIG] + list(REMOVED_MODULES))
+        [m.old for m in MOVES if m.family == "sharding" and m.old not in _CONFIG] + list(REMOVED_MODULES)
+        + list(REMOVED_NAMES))
     requires = (_module_parts,)
     deprecated_in = "0.4.4"
     removed_in = "0.4.11"
@@ -141,6 +148,22 @@ class MovedName(Rule):
                 from jax.experimental.pjit import pjit
             """),
             title="a mixed import is split",
+        ),
+        Example(
+            snippet("""
+                from jax.experimental.pjit import (
+                    pjit,  # still here
+                    PartitionSpec as P,  # the spec alias
+                    FROM_GDA,
+                )
+            """),
+            snippet("""
+                from jax.sharding import PartitionSpec as P  # the spec alias
+                from jax.experimental.pjit import (
+                    pjit,  # still here
+                )
+            """),
+            title="comments go with their names; the removed `FROM_GDA`, unused, is dropped",
         ),
         Example(
             snippet("""
@@ -203,14 +226,15 @@ class MovedName(Rule):
                 note = f": {move.note}" if move.note else ""
                 blocked.append(self.finding(ctx, alias, f"`{move.old}` no longer exists in JAX and `{move.new}` does not "
                                             f"exist in the target JAX either{note}"))
-        removed = self._unused_removed_module_aliases(ctx, node) if self.family == "sharding" else []
+        removed = self._unused_removed_aliases(ctx, node) if self.family == "sharding" else []
         if not moved and not removed:
             return None
         edits: List[Edit] = []
-        groups: Dict[str, List[str]] = {}
+        groups: Dict[str, List[Tuple[str, Optional[str]]]] = {}
+        comments = alias_comments(ctx.text(node), {(a.name, a.asname) for a, _ in moved})
         for alias, move in moved:
             text, renames = self._moved_alias(ctx, node, alias, move)
-            groups.setdefault(move.new.rpartition(".")[0], []).append(text)
+            groups.setdefault(move.new.rpartition(".")[0], []).append((text, comments.get((alias.name, alias.asname))))
             edits.extend(renames)
         gone = {id(a) for a, _ in moved} | {id(a) for a in removed}
         kept = [a for a in node.names if id(a) not in gone]
@@ -222,10 +246,15 @@ class MovedName(Rule):
             if module_edit is not None:
                 edits.append(module_edit)
                 return self._import_finding(ctx, node, moved, removed, edits)
-        new_lines = [f"from {mod} import {', '.join(names)}" for mod, names in groups.items()]
+        # a moved name's comment goes with it, at the end of its line unless code follows there
+        prefix = statement_prefix(ctx, node)
+        own_lines = prefix.strip() == ""
+        last_free = own_lines and (kept or not trailing_text(ctx, node))
+        new_lines = [render_import_from(mod, items, own_lines and (i < len(groups) - 1 or last_free), prefix, newline(ctx))
+                     for i, (mod, items) in enumerate(groups.items())]
         if kept:
             new_lines.append(render_without_names(ctx.text(node), {(a.name, a.asname) for a in node.names if id(a) in gone}))
-        edits.append(replace_statement(ctx, node, new_lines))
+        edits.append(replace_statement(ctx, node, new_lines) if new_lines else delete_statement(ctx, node))
         return self._import_finding(ctx, node, moved, removed, edits)
 
     def _uses_without_replacement(self, ctx: FileContext) -> Iterator[Finding]:
@@ -257,12 +286,15 @@ class MovedName(Rule):
         renames = [ctx.replace(n, new_name) for n in ctx.loads_of(alias.name, old_qual)]
         return new_name, renames
 
-    def _unused_removed_module_aliases(self, ctx: FileContext, node: ast.ImportFrom) -> List[ast.alias]:
+    def _unused_removed_aliases(self, ctx: FileContext, node: ast.ImportFrom) -> List[ast.alias]:
+        """The aliases of removed modules, and of removed names (in the target), that nothing reads."""
         out = []
         for alias in node.names:
-            if f"{node.module}.{alias.name}" in REMOVED_MODULES:
+            qual = f"{node.module}.{alias.name}"
+            removed_in = REMOVED_NAMES.get(canonical(qual))
+            if qual in REMOVED_MODULES or removed_in is not None and ctx.target_at_least(removed_in):
                 local = alias.asname or alias.name
-                if not _uses_of_local(ctx, local, f"{node.module}.{alias.name}"):
+                if not _uses_of_local(ctx, local, canonical(qual)):
                     out.append(alias)
         return out
 

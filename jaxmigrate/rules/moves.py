@@ -76,6 +76,12 @@ MODULE_IMPORTS: Dict[str, str] = {"jax.config": "jax"}  # only `jax` roots: see 
 # Modules that no longer exist at all: an import of one that nothing uses any more is dropped.
 REMOVED_MODULES = ("jax.experimental.maps",)
 
+# Names removed with no replacement to import, and the JAX release that removed them: their uses
+# are migrated by their own rule (FROM_GDA: JM503), and an import of one that nothing uses any
+# more (e.g. after a fold dropped the branch that read it) is dropped by JM201, as the import
+# fails on that release and later.
+REMOVED_NAMES: Dict[str, str] = {"jax.experimental.pjit.FROM_GDA": "0.4.11"}
+
 
 def version(text: str) -> Tuple[int, ...]:
     return tuple(int(p) for p in text.split("."))
