@@ -247,3 +247,22 @@ def test_an_edit_outside_the_text_is_a_file_error(tmp_path, monkeypatch, pinned_
     assert "bad.py:1:1: JM000 internal error: an edit's span" in result.output, result.output
     assert (tmp_path / "bad.py").read_text() == PJIT
     assert "in_shardings" in (tmp_path / "ok.py").read_text()
+
+
+def test_a_fix_that_breaks_the_code_before_the_import_editing_is_not_blamed_on_the_input(tmp_path, monkeypatch,
+                                                                                         pinned_target):
+    """A round whose edits leave text that does not parse, found by the import editing's parse
+    before the round's own check, is that fix's error: the input parsed, and "could not parse"
+    would blame it (a fold that emptied a block, with a moved import dropped in the same round)."""
+    import libcst as cst
+
+    from jaxmigrate.rules import folding
+
+    monkeypatch.setattr(folding, "keep_body", lambda node: cst.RemovalSentinel.REMOVE)
+    text = "from jax.config import config\n\n\ndef f():\n    if config.jax_array:\n        x = 1\n"
+    result = _fix_tree(tmp_path, "fold.py", text)
+    assert result.exit_code == 2, result.output
+    assert "fold.py:1:1: JM000 fix produced invalid Python: expected an indented block" in result.output, result.output
+    assert "could not parse" not in result.output
+    assert (tmp_path / "fold.py").read_text() == text
+    assert "in_shardings" in (tmp_path / "ok.py").read_text()

@@ -158,7 +158,14 @@ def _run_rules(text: str, display: str, rules, settings: Settings):
             fixes = [f.fix for f in findings if _allowed(f, settings)]
             if not fixes:
                 break
-            text, applied = apply_round(text, fixes)  # type: ignore[arg-type]
+            try:
+                text, applied = _apply_round(text, fixes)
+            except FixError:
+                if len(fixes) == 1:
+                    raise
+                # fixes right alone may be wrong together (two deletions that empty a block, each
+                # seeing the other statement): one now, the rest on the text it leaves
+                text, applied = _apply_round(text, [next((f for f in fixes if not f.last), fixes[0])])
             applied_total += applied
             # the fixed text may no longer hold what some rules look for (often none is left);
             # a rule that reported goes on, for the clean-up its own fixes leave to a later round
@@ -168,6 +175,13 @@ def _run_rules(text: str, display: str, rules, settings: Settings):
             rules = [r for r in rules if id(r) in wanted or r.code in fired]
             findings = analyse(text, display, rules, settings.target) if rules else []
     return findings, text, applied_total
+
+
+def _apply_round(text: str, fixes) -> Tuple[str, int]:
+    try:  # the text parsed: a parse error from here on is a fix's (e.g. in the import editing)
+        return apply_round(text, fixes)
+    except SyntaxError as exc:
+        raise FixError(f"fix produced invalid Python: {exc}") from exc
 
 
 def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: Settings) -> Outcome:

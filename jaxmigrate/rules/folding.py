@@ -8,6 +8,10 @@ so that the kept block is re-indented correctly, multi-line strings and comments
 from __future__ import annotations
 
 import ast
+import io
+import itertools
+import re
+import tokenize
 from functools import partial
 from typing import TYPE_CHECKING, List, Optional, Union
 
@@ -17,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover - LibCST is imported only when a fix runs
 
 from jaxmigrate.rules.base import Edit, StatementEdit
 from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.statements import delete_statement, newline
 
 
 def _statements(block: "Union[cst.IndentedBlock, cst.SimpleStatementSuite]") -> "List[cst.BaseStatement]":
@@ -58,24 +63,77 @@ def fold_true(ctx: FileContext, expr: ast.expr) -> Optional[tuple]:
 
     Handles ``if expr:`` and ``if not expr:`` (not as an ``elif``), ``a if expr else b``, and
     ``expr`` as one operand of an ``and`` that is itself a condition (``if ready and expr:``
-    becomes ``if ready:``). Returns ``(statement_edits, text_edits)``.
+    becomes ``if ready:``). Returns ``(statement_edits, text_edits)``. An ``if not expr:`` with
+    no ``else`` keeps nothing: it is deleted as a statement (``pass`` if its block has no other),
+    so the comment lines above it stay.
     """
     parent = ctx.parent(expr)
     negated = isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
     test = parent if negated else expr
     holder = ctx.parent(test)
     if isinstance(holder, ast.If) and holder.test is test and not _is_elif(ctx, holder):
+        if negated and not holder.orelse:  # nothing is kept: the whole lines go, or `pass` in a block left empty
+            return (), (delete_statement(ctx, holder),)
         line, col = ctx.line_col(ctx.span(holder)[0])
+        if not negated and holder.orelse and _comments_closing_body(ctx, holder, col):
+            return None  # LibCST holds them in the body's footer, which a spliced body cannot carry
         transform = keep_orelse if negated else keep_body
         return (StatementEdit(line, col, partial(transform)),), ()
     if isinstance(holder, ast.IfExp) and holder.test is test:
         kept = holder.orelse if negated else holder.body
-        start, end = ctx.span(holder)
         text = ctx.text(kept)
-        return (), (Edit(start, end, text if _is_atom(kept) or not _needs_parens(ctx, holder) else f"({text})"),)
+        text = text if _is_atom(kept) or not _needs_parens(ctx, holder) else f"({text})"
+        return (), (_replace_keeping_comments(ctx, holder, kept, text),)
     if not negated and isinstance(holder, ast.BoolOp) and isinstance(holder.op, ast.And) and _is_condition(ctx, holder):
         return (), (_drop_operand(ctx, holder, expr),)
     return None
+
+
+def _comments_closing_body(ctx: FileContext, node: ast.If, column: int) -> bool:
+    """Whether comment lines indented deeper than the ``if`` follow the last statement of its
+    body, before the ``else``/``elif`` line (comments of the body, not of the ``else``)."""
+    line = (node.body[-1].end_lineno or node.body[-1].lineno) + 1
+    while line < node.orelse[0].lineno:
+        text = ctx.line_text(line)
+        stripped = text.lstrip()
+        if stripped and not stripped.startswith("#"):
+            return False  # the `else:` line
+        if stripped and len(text) - len(stripped) > column:
+            return True
+        line += 1
+    return False
+
+
+def _replace_keeping_comments(ctx: FileContext, holder: ast.expr, kept: ast.expr, text: str) -> Edit:
+    """Replace ``holder`` by ``text`` (``kept``'s); the comments of ``holder`` outside ``kept``
+    stay, as ruff's fixes keep them: at the end of the line if only closing brackets and commas
+    follow ``holder`` there, else each at the end of a line of its own, the rest continuing on
+    the next (a multi-line expression is inside brackets) aligned with where ``holder`` started."""
+    start, end = ctx.span(holder)
+    comments = _comments_outside(ctx, start, end, ctx.span(kept))
+    if not comments:
+        return Edit(start, end, text)
+    end_line = ctx.line_col(end)[0]
+    rest = ctx.source[end:ctx.line_start(end_line) + len(ctx.line_text(end_line))].rstrip("\r\n")
+    closers = re.match(r"[\s)\]},]*", rest).group(0)  # type: ignore[union-attr]
+    tail = rest[len(closers):].rstrip()
+    if tail == "" or tail.startswith("#"):
+        return Edit(start, end + len(rest), text + closers.rstrip() + "  " + "  ".join([*comments, tail]).rstrip())
+    line, col = ctx.line_col(start)
+    align = "".join(c if c == "\t" else " " for c in ctx.line_text(line)[:col])
+    return Edit(start, end, text + "".join(f"  {comment}{newline(ctx)}{align}" for comment in comments))
+
+
+def _comments_outside(ctx: FileContext, start: int, end: int, kept: tuple) -> list:
+    """The comments in the expression ``source[start:end]`` that do not lie in the span ``kept``."""
+    lines = io.StringIO("(" + ctx.source[start:end] + ")", newline="").readlines()
+    try:
+        tokens = list(tokenize.generate_tokens(iter(lines).__next__))
+    except (tokenize.TokenError, SyntaxError):  # pragma: no cover - the span is an expression
+        return []
+    offsets = [0, *itertools.accumulate(map(len, lines))]  # "(" is the first character
+    return [tok.string for tok in tokens if tok.type == tokenize.COMMENT
+            and not kept[0] <= start + offsets[tok.start[0] - 1] + tok.start[1] - 1 < kept[1]]
 
 
 def _is_condition(ctx: FileContext, node: ast.expr) -> bool:

@@ -16,6 +16,18 @@ JAX_ARRAY = "jax_array"
 OUTPUT_GDA = "jax_parallel_functions_output_gda"
 OPTIONS = (JAX_ARRAY, OUTPUT_GDA)
 
+_COMMENTS_CLOSING_BODY = snippet("""
+    import jax
+
+    def count(x):
+        if jax.config.jax_array:
+            n = len(x.addressable_shards)
+            # the fold could not keep this comment
+        else:
+            n = 1
+        return n
+""")
+
 
 class JaxArrayConfig(Rule):
     """
@@ -26,6 +38,15 @@ class JaxArrayConfig(Rule):
     keeps its body, `if not jax.config.jax_array:` keeps its `else`, `a if jax.config.jax_array
     else b` becomes `a`); reports every other read, `update("jax_array", False)`, and JAX's
     internal `jax_array(...)` context manager.
+
+    A folded `if` whose kept branch is empty (`if not jax.config.jax_array: raise ...` with no
+    `else`) is deleted with its lines, or becomes `pass` when it was the only statement of its
+    block. Comments are kept as a person migrating by hand would keep them: the comment lines
+    above the `if` and those of the kept branch stay; the comments inside the removed branch
+    and on the removed `if`/`else` lines go with them (they describe the removed code). A kept
+    body that ends in comment lines before its `else` is reported instead of folded, as the fold
+    cannot keep them there. The comments of a folded `a if ... else b` stay at the end of the
+    kept expression's line.
 
     `update("jax_parallel_functions_output_gda", False)` is deleted only with `--unsafe-fixes`:
     it asked for host-local pjit outputs, which jax.Array no longer produces (see JM6xx rules for
@@ -91,6 +112,8 @@ class JaxArrayConfig(Rule):
             flagged=True,
             title="code that turned jax.Array off needs a person",
         ),
+        Example(_COMMENTS_CLOSING_BODY, _COMMENTS_CLOSING_BODY, flagged=True,
+                title="a kept body that ends in comments is left to a person"),
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
