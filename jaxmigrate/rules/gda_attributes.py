@@ -62,6 +62,8 @@ ADVICE: Dict[str, str] = {
     "ArrayLike": "jax.typing.ArrayLike",
     "Shard": "jax.Shard(device, sharding, global_shape, data)",
 }
+# classes every array is an instance of, before jax.Array (DeviceArray, GDA: jnp.ndarray) and after
+EVERY_ARRAY = ("jax.Array", "jax.numpy.ndarray")
 TYPE_ARGUMENT_HOSTS = ("typing.", "typing_extensions.", "collections.abc.")
 BUILTIN_GENERICS = ("dict", "list", "tuple", "set", "frozenset", "type")
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -110,6 +112,15 @@ class GdaAttributes(Rule):
       neither a type check nor an annotation (a registry key, an alias) is an unsafe fix:
       arrays are instances of `jax.Array` but their type is not `jax.Array` itself, so
       `type(x) is GlobalDeviceArray` is reported with `isinstance`.
+    - an `isinstance`/`issubclass` check is an unsafe fix (with the attributes it vouches for):
+      every array is a jax.Array now, so `isinstance(x, jax.Array)` is also true for the arrays
+      that were not GDAs, and the branch it guards now runs for them too. It stays safe where
+      the answer cannot change for a program that got past it: a check that only guards a
+      failure (`assert isinstance(x, GlobalDeviceArray)`, `self.assertIsInstance(...)`,
+      `if not isinstance(...): raise ...`: it stops failing for other arrays, nothing else), or
+      one whose tuple also names `jax.Array` or `jnp.ndarray`. A check that turned GDAs away
+      (`if isinstance(x, GlobalDeviceArray): raise ...`) is reported: with `jax.Array` it would
+      raise for every array.
     - the module's helpers (`get_shard_indices`, `get_shard_shape`, `_get_sharding_spec`, ...) and
       string annotations are reported with what to write.
     - an import of `jax.experimental.global_device_array` that nothing uses is removed; one that
@@ -160,8 +171,7 @@ class GdaAttributes(Rule):
                 def to_host(x):
                     if isinstance(x, gda_lib.GlobalDeviceArray):
                         return [np.asarray(s.data) for s in x.local_shards]
-                    assert isinstance(x, (gda_lib.GlobalDeviceArray, np.ndarray))
-                    return [x]
+                    return [np.asarray(x)]
             """),
             snippet("""
                 import jax
@@ -170,10 +180,50 @@ class GdaAttributes(Rule):
                 def to_host(x):
                     if isinstance(x, jax.Array):
                         return [np.asarray(s.data) for s in x.addressable_shards]
-                    assert isinstance(x, (jax.Array, np.ndarray))
-                    return [x]
+                    return [np.asarray(x)]
             """),
-            title="isinstance checks, and a name narrowed by one",
+            unsafe=True,
+            title="an isinstance check, and a name narrowed by one (every array is a jax.Array now: unsafe)",
+        ),
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental.global_device_array import GlobalDeviceArray
+
+                def to_host(x):
+                    if isinstance(x, GlobalDeviceArray):
+                        raise ValueError("GDAs cannot be broadcast")
+                    return jax.device_get(x)
+            """),
+            snippet("""
+                import jax
+                from jax.experimental.global_device_array import GlobalDeviceArray
+
+                def to_host(x):
+                    if isinstance(x, GlobalDeviceArray):
+                        raise ValueError("GDAs cannot be broadcast")
+                    return jax.device_get(x)
+            """),
+            flagged=True,
+            title="a check that turned GDAs away is reported: with `jax.Array` it would turn away every array",
+        ),
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental.global_device_array import GlobalDeviceArray
+
+                def layout(x):
+                    assert isinstance(x, GlobalDeviceArray)
+                    return x.mesh_axes
+            """),
+            snippet("""
+                import jax
+
+                def layout(x):
+                    assert isinstance(x, jax.Array)
+                    return x.sharding.spec
+            """),
+            title="a check that only guards a failure stays safe",
         ),
         Example(
             snippet("""
@@ -325,10 +375,22 @@ class _Checker:
                          "`jax.Array` itself (it is an abstract base class)", f"isinstance({subject}, {ARRAY})")
             return
         kind = _type_position(ctx, node)
+        changes = kind == "check" and not _same_answer(ctx, node)
+        if changes and _rejects(ctx, node):
+            self._report(node, "`GlobalDeviceArray` was removed in JAX 0.4.7, and every array is a jax.Array now: "
+                         "this check turned GDAs away, and with `jax.Array` it would turn away every array; "
+                         "no array is a GDA any more", "delete the check, or test for what the code cannot handle")
+            return
         message = "`GlobalDeviceArray` was removed in JAX 0.4.7: jax.Array replaced it"
+        safety: FixSafety = "safe"
         if kind is None:
             message += " (this use is not a type check or an annotation: `jax.Array` is an abstract base class)"
-        self._rewrite(node, message, array, "safe" if kind else "unsafe", imports)
+            safety = "unsafe"
+        elif changes:
+            message += (", but every array is a jax.Array now: this check is also true for arrays that were not "
+                        "GDAs, so review what it decides")
+            safety = "unsafe"
+        self._rewrite(node, message, array, safety, imports)
 
     def _rewrite(self, node: ast.expr, message: str, text: str, safety: FixSafety, imports) -> None:
         self.rewrites[id(node)] = _Rewrite(node, message, text, safety, imports, self._drops(node))
@@ -628,8 +690,18 @@ class _Checker:
             return  # every use is rewritten; the fixes drop the import once it is unused
         lines = sorted({u.lineno for u in left})  # type: ignore[attr-defined]
         where = f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(map(str, lines))
+        if all(self._unsafe_fix_pending(u) for u in left):
+            then = "which only unsafe fixes rewrite (`--unsafe-fixes`); the import goes with them"
+        else:
+            then = "left for a manual migration"
         self._report(alias, f"`{GDA_MODULE}` was removed in JAX 0.4.7: this import of `{what}` fails on current "
-                     f"JAX; still used on {where}, left for a manual migration", None)
+                     f"JAX; still used on {where}, {then}", None)
+
+    def _unsafe_fix_pending(self, use: ast.expr) -> bool:
+        """Whether an unsafe fix of this rule rewrites the use (or, for a module, ``module.X``)."""
+        parent = self.ctx.parent(use)
+        node = parent if isinstance(parent, ast.Attribute) and parent.value is use else use
+        return id(node) in self.rewrites or id(use) in self.rewrites
 
     def _drop_aliases(self, stmt: ast.ImportFrom, unused: List[ast.alias]) -> Finding:
         ctx = self.ctx
@@ -704,6 +776,46 @@ def _type_position(ctx: FileContext, node: ast.expr) -> Optional[str]:
         if isinstance(func, ast.Attribute) and func.attr in ("assertIsInstance", "assertNotIsInstance"):
             return "check"
     return "annotation" if type_argument else None
+
+
+def _same_answer(ctx: FileContext, node: ast.expr) -> bool:
+    """Whether the check whose class is ``node`` (see ``_type_position``) decides the same with
+    `jax.Array`, for every program that got past it before: every array is a jax.Array now, so
+    that holds only when the check's tuple also names a class every array already was an instance
+    of (`jax.Array`, `jax.numpy.ndarray`), or when the check only guards a failure
+    (`assert isinstance(x, GDA)`, `assertIsInstance(x, GDA)`, `if not isinstance(x, GDA): raise`),
+    which then stops failing for arrays that were not GDAs and changes nothing else."""
+    parent = ctx.parent(node)
+    if isinstance(parent, ast.Tuple):
+        if any(ctx.qualname(e) in EVERY_ARRAY for e in parent.elts if e is not node):
+            return True
+        parent = ctx.parent(parent)
+    call = parent
+    assert isinstance(call, ast.Call)
+    func = call.func
+    if isinstance(func, ast.Attribute):  # assertIsInstance / assertNotIsInstance
+        return func.attr == "assertIsInstance" and isinstance(ctx.parent(call), ast.Expr)
+    if func.id != "isinstance":  # type: ignore[attr-defined]
+        return False
+    holder = ctx.parent(call)
+    if isinstance(holder, ast.Assert) and holder.test is call:
+        return True
+    if isinstance(holder, ast.UnaryOp) and isinstance(holder.op, ast.Not):
+        stmt = ctx.parent(holder)
+        return (isinstance(stmt, ast.If) and stmt.test is holder and not stmt.orelse
+                and isinstance(stmt.body[-1], ast.Raise))
+    return False
+
+
+def _rejects(ctx: FileContext, node: ast.expr) -> bool:
+    """Whether the isinstance check whose class is ``node`` raises when true:
+    ``if isinstance(x, GlobalDeviceArray): raise ...`` (or the class in a tuple)."""
+    call = ctx.parent(node)
+    if isinstance(call, ast.Tuple):
+        call = ctx.parent(call)
+    stmt = ctx.parent(call) if call is not None else None
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "isinstance"
+            and isinstance(stmt, ast.If) and stmt.test is call and isinstance(stmt.body[-1], ast.Raise))
 
 
 def _type_comparison(ctx: FileContext, node: ast.expr) -> Optional[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Tuple
 
 from jaxmigrate.rules.base import Example, Finding, Fix, Rule, snippet
 from jaxmigrate.rules.context import FileContext
@@ -18,12 +18,16 @@ class LiveBuffers(Rule):
     """
     ## What it does
     Replaces `backend.live_buffers()` (a backend from `xla_bridge.get_backend()`, directly or
-    through a variable) with `jax.live_arrays()`, and `device.live_buffers()` (a device from
+    through a variable) with `jax.live_arrays()`, passing on the platform given to
+    `get_backend(platform)` as written (`jax.live_arrays(platform=None)` takes the same argument),
+    and `device.live_buffers()` (a device from
     `jax.devices()`/`jax.local_devices()`) with the shards of live arrays on that device:
     `[s.data for a in jax.live_arrays() for s in a.addressable_shards if s.device == device]`.
     A `hasattr(backend, "live_buffers")` guard around it is folded away, and a local `backend`
     variable left unused is deleted (`jax.lib.xla_bridge` is gone from current JAX). A
-    `live_buffers()` call on anything else is reported with both forms.
+    `live_buffers()` call on anything else is reported with both forms, and so is a backend whose
+    platform cannot be carried over (`get_backend(**kwargs)`, or a variable bound to
+    `get_backend(name)` where `name` may hold another value at the `live_buffers()` call).
 
     The backend form is a safe fix. The device form is unsafe: it lists single-device
     jax.Arrays (shards) rather than raw device buffers.
@@ -60,6 +64,40 @@ class LiveBuffers(Rule):
                     return 0
             """),
             title="a backend, under a hasattr guard",
+        ),
+        Example(
+            snippet("""
+                import jax
+
+                def clear_mem(device="gpu"):
+                    backend = jax.lib.xla_bridge.get_backend(device)
+                    for buf in backend.live_buffers():
+                        buf.delete()
+            """),
+            snippet("""
+                import jax
+
+                def clear_mem(device="gpu"):
+                    for buf in jax.live_arrays(device):
+                        buf.delete()
+            """),
+            title="the backend's platform is passed on",
+        ),
+        Example(
+            snippet("""
+                import jax
+
+                def count(**kwargs):
+                    return len(jax.lib.xla_bridge.get_backend(**kwargs).live_buffers())
+            """),
+            snippet("""
+                import jax
+
+                def count(**kwargs):
+                    return len(jax.lib.xla_bridge.get_backend(**kwargs).live_buffers())
+            """),
+            flagged=True,
+            title="a platform that cannot be carried over is reported",
         ),
         Example(
             snippet("""
@@ -108,7 +146,12 @@ class LiveBuffers(Rule):
         live, imports = ctx.reference("jax.live_arrays", at=call)
         kind = _receiver_kind(ctx, receiver)
         if kind == "backend":
-            fix = Fix("safe", edits=(ctx.replace(call, f"{live}()"),), add_imports=imports,
+            platform = _platform(ctx, receiver, call)
+            if platform is None:
+                return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: use `jax.live_arrays()` with the "
+                                    "platform given to `get_backend()`, which cannot be carried over here",
+                                    suggestion="jax.live_arrays(platform)")
+            fix = Fix("safe", edits=(ctx.replace(call, f"{live}({platform})"),), add_imports=imports,
                       drop_unused_imports=ctx.root_import(receiver.func if isinstance(receiver, ast.Call) else receiver))
             return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: use `jax.live_arrays()`", fix)
         device = ctx.text(receiver)
@@ -142,20 +185,59 @@ def _is_hasattr_live_buffers(ctx: FileContext, call: ast.Call) -> bool:
     )
 
 
-def _receiver_kind(ctx: FileContext, expr: ast.expr, depth: int = 0) -> Optional[str]:
+def _receiver_kind(ctx: FileContext, expr: ast.expr) -> Optional[str]:
     """"backend", "device" or None (unknown)."""
+    return _receiver(ctx, expr)[0]
+
+
+def _receiver(ctx: FileContext, expr: ast.expr, depth: int = 0) -> Tuple[Optional[str], Optional[ast.Call]]:
+    """The kind of ``expr`` ("backend", "device" or None) and, for a backend, its ``get_backend(...)`` call."""
     if isinstance(expr, ast.Call) and ctx.qualname(expr.func) == GET_BACKEND:
-        return "backend"
+        return "backend", expr
     if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call) and ctx.qualname(expr.value.func) in DEVICE_LISTS:
-        return "device"
+        return "device", None
     if isinstance(expr, ast.Name) and depth < 3:
         source = _single_assignment(ctx, expr)
         if source is not None:
-            return _receiver_kind(ctx, source, depth + 1)
+            return _receiver(ctx, source, depth + 1)
         loop = _loop_over(ctx, expr)
         if loop is not None and isinstance(loop, ast.Call) and ctx.qualname(loop.func) in DEVICE_LISTS:
-            return "device"
+            return "device", None
+    return None, None
+
+
+def _platform(ctx: FileContext, receiver: ast.expr, call: ast.Call) -> Optional[str]:
+    """The arguments of ``jax.live_arrays(...)`` for a backend receiver: ``get_backend(platform)``'s one
+    argument as written (positional or ``platform=``), "" for none, None when it cannot be carried over
+    (another keyword, ``*args``/``**kwargs``, or, through a variable, a value that may differ at ``call``)."""
+    backend = _receiver(ctx, receiver)[1]
+    if backend is None:
+        return None
+    if not backend.args and not backend.keywords:
+        return ""
+    if len(backend.args) == 1 and not backend.keywords and not isinstance(backend.args[0], ast.Starred):
+        value, text = backend.args[0], ctx.text(backend.args[0])
+    elif not backend.args and len(backend.keywords) == 1 and backend.keywords[0].arg == "platform":
+        value, text = backend.keywords[0].value, f"platform={ctx.text(backend.keywords[0].value)}"
+    else:
+        return None
+    if backend is receiver or _same_value(ctx, value, call):
+        return text
     return None
+
+
+def _same_value(ctx: FileContext, value: ast.expr, call: ast.Call) -> bool:
+    """Whether ``value``, evaluated where it stands, is what its text means at ``call``: a constant, or
+    a name bound once (a parameter or one assignment) that ``call`` sees the same binding of."""
+    if isinstance(value, ast.Constant):
+        return True
+    if not isinstance(value, ast.Name):
+        return False
+    owner = ctx.resolver.lookup(value.id, ctx.resolver.scope_of(value))
+    if owner is None or ctx.resolver.lookup(value.id, ctx.resolver.scope_of(call.func)) is not owner:
+        return False
+    bindings = owner.bindings[value.id]
+    return len(bindings) == 1 and (bindings[0].node is owner.node or isinstance(bindings[0].node, ast.Assign))
 
 
 def _single_assignment(ctx: FileContext, name: ast.Name) -> Optional[ast.expr]:

@@ -23,6 +23,7 @@ CANONICAL = {
     "jax._src.pjit.pjit": "jax.experimental.pjit.pjit",
     "jax.experimental.pjit.pjit": "jax.experimental.pjit.pjit",
     "jax._src.pjit.with_sharding_constraint": "jax.experimental.pjit.with_sharding_constraint",
+    "jax._src.pjit.FROM_GDA": "jax.experimental.pjit.FROM_GDA",  # defined there in 0.4.x, re-exported
     "jax.config.config": "jax.config",
     "jax._src.config.config": "jax.config",
     "jax.lib.xla_bridge": "jax._src.lib.xla_bridge",
