@@ -115,6 +115,32 @@ class MeshContext(Rule):
         ),
         Example(
             snippet("""
+                import jax
+                from jax.sharding import PartitionSpec as P
+                from model import Configurator
+
+                def serve(x, dims):
+                    step = jax.jit(lambda a: a, in_shardings=P("dp"), out_shardings=P())
+                    mesh = Configurator.get_jax_mesh(dims)
+                    with mesh:
+                        return step(x)
+            """),
+            snippet("""
+                import jax
+                from jax.sharding import PartitionSpec as P
+                from model import Configurator
+
+                def serve(x, dims):
+                    step = jax.jit(lambda a: a, in_shardings=P("dp"), out_shardings=P())
+                    mesh = Configurator.get_jax_mesh(dims)
+                    with jax.set_mesh(mesh):
+                        return step(x)
+            """),
+            unsafe=True,
+            title="a mesh from a project's factory (imported or not) is a mesh",
+        ),
+        Example(
+            snippet("""
                 import threading
 
                 mesh_lock = threading.Lock()

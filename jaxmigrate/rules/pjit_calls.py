@@ -135,12 +135,13 @@ def is_mesh(ctx: FileContext, expr: ast.expr, depth: int = 0) -> bool:
         stmt = ctx.single_assignment(expr)
         if stmt is not None and depth < 8:
             value = stmt.value
+            if is_mesh(ctx, value, depth + 1):  # `mesh = cfg.get_jax_mesh(...)`, `Configurator.get_mesh()`
+                return True
             callee = value.func if isinstance(value, ast.Call) else value
             resolved = ctx.qualname(callee)
             if resolved is not None and not resolved.startswith("jax."):  # `threading.Lock()`: known, no mesh
                 return False
-            # `mesh = cfg.get_jax_mesh(...)`, `GLOBAL_MESH = build()`: the value says so, or the name does
-            return is_mesh(ctx, value, depth + 1) or "mesh" in expr.id.lower()
+            return "mesh" in expr.id.lower()  # `GLOBAL_MESH = build()`: the name says so
         # a parameter or other binding named like a mesh, entered with `with`: taken as the mesh
         return "mesh" in expr.id.lower()
     if isinstance(expr, ast.Call):  # a project's own factory: `with make_mesh():`, `with config.get_mesh(...):`
