@@ -33,6 +33,7 @@ def test_example(rule, index, example):
     elif example.flagged:
         assert rule.code in codes
         assert out.text == example.before, "a flagged example is reported, not rewritten"
+        assert run(example.before, [rule.code], unsafe=True).text == example.before, "not even by an unsafe fix"
     else:
         assert rule.code in codes
         assert out.text == example.after

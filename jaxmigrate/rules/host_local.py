@@ -91,6 +91,28 @@ class HostLocalInputs(Rule):
             """),
             title="single-process code: host-local and global coincide",
         ),
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental.pjit import pjit
+
+                def run(step, mesh, a, b):
+                    f = pjit(step, in_shardings=(None, None), out_shardings=None)
+                    with mesh: out = f(a, b[jax.process_index()])
+                    return out
+            """),
+            snippet("""
+                import jax
+                from jax.experimental.pjit import pjit
+
+                def run(step, mesh, a, b):
+                    f = pjit(step, in_shardings=(None, None), out_shardings=None)
+                    with mesh: out = f(a, b[jax.process_index()])
+                    return out
+            """),
+            flagged=True,
+            title="a call in a one-line block (or after `;`) is reported: the conversion would precede the header",
+        ),
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
@@ -162,8 +184,12 @@ def _cannot(ctx: FileContext, pj: PjitCall, site: ast.Call) -> Optional[str]:
         return "positional shardings"
     if _is_tuple(pj.value) and len(pj.value.elts) != len(site.args):  # type: ignore[attr-defined]
         return f"the call at line {site.lineno} passes {len(site.args)} arguments for {len(pj.value.elts)} specs"  # type: ignore[attr-defined]
-    if statement_of(ctx, site) is None:
+    stmt = statement_of(ctx, site)
+    if stmt is None:
         return f"the call at line {site.lineno} is inside an expression evaluated lazily or repeatedly"
+    if ctx.line_text(stmt.lineno)[:ctx.position(stmt)[1] - 1].strip():
+        # `with mesh: out = f(x)`, `a = 1; out = f(x)`: the conversion would go before the header
+        return f"the call at line {site.lineno} shares its line with other code: put its statement on a line of its own"
     if mesh_for(ctx, site) is None:
         return f"no single mesh found for the call at line {site.lineno}"
     for spec in filter(None, (pj.value, out_value(pj))):

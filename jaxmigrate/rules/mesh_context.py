@@ -36,7 +36,8 @@ class MeshContext(Rule):
     mesh, a call of a factory called like one, and a name bound to such a call or attribute, or
     itself called like a mesh and bound to a call of unknown result: `mesh =
     cfg.get_jax_mesh(...)`, `GLOBAL_MESH = build()`) to `with jax.set_mesh(mesh):`. A name bound
-    to a call of something known and not JAX's (`lock = threading.Lock()`) is no mesh. A mesh
+    to a call of something known and not JAX's (`lock = threading.Lock()`) is no mesh, nor is a
+    context manager that enters one (a generator of the module, `with_mesh(...)`-style helpers). A mesh
     that nothing names (`m = cfg.build()`, then `with m:`) is not recognised: review the `with`
     blocks of a module whose pjit calls JM701 converts. `with Mesh(...) as m:` becomes `m = Mesh(...)` followed by
     `with jax.set_mesh(m):`, as `jax.set_mesh` binds nothing to `as`. Applied for targets that
@@ -138,6 +139,40 @@ class MeshContext(Rule):
             """),
             unsafe=True,
             title="a mesh from a project's factory (imported or not) is a mesh",
+        ),
+        Example(
+            snippet("""
+                import contextlib
+                import jax
+                from jax.sharding import Mesh, PartitionSpec as P
+
+                @contextlib.contextmanager
+                def local_mesh(names):
+                    with Mesh(jax.devices(), names):
+                        yield
+
+                def run(x):
+                    f = jax.jit(lambda a: a, in_shardings=P("x"), out_shardings=P("x"))
+                    with local_mesh(("x",)):
+                        return f(x)
+            """),
+            snippet("""
+                import contextlib
+                import jax
+                from jax.sharding import Mesh, PartitionSpec as P
+
+                @contextlib.contextmanager
+                def local_mesh(names):
+                    with jax.set_mesh(Mesh(jax.devices(), names)):
+                        yield
+
+                def run(x):
+                    f = jax.jit(lambda a: a, in_shardings=P("x"), out_shardings=P("x"))
+                    with local_mesh(("x",)):
+                        return f(x)
+            """),
+            unsafe=True,
+            title="a context manager that enters a mesh is no mesh: the `with` inside it is rewritten",
         ),
         Example(
             snippet("""

@@ -125,6 +125,16 @@ def is_mesh_construction(ctx: FileContext, node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and ctx.qualname(node.func) in MESH_CONSTRUCTORS
 
 
+def _is_generator(ctx: FileContext, callee: ast.expr) -> bool:
+    """Whether ``callee`` names a function of this module that yields (a ``@contextmanager``)."""
+    if not isinstance(callee, ast.Name):
+        return False
+    bindings = ctx.bindings(callee)
+    node = bindings[0].node if len(bindings) == 1 else None
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node))
+
+
 def is_mesh(ctx: FileContext, expr: ast.expr, depth: int = 0) -> bool:
     """Whether a `with` item is taken for a mesh: a Mesh construction, a name bound to one (or to
     a project's factory or attribute named like a mesh, or itself named like a mesh and bound to
@@ -147,7 +157,9 @@ def is_mesh(ctx: FileContext, expr: ast.expr, depth: int = 0) -> bool:
     if isinstance(expr, ast.Call):  # a project's own factory: `with make_mesh():`, `with config.get_mesh(...):`
         callee = expr.func
         name = callee.id if isinstance(callee, ast.Name) else callee.attr if isinstance(callee, ast.Attribute) else ""
-        return "mesh" in name.lower()
+        # `with with_mesh(...):`, a generator of this module: a context manager that enters a mesh
+        # itself, not a mesh (wrapped in `jax.set_mesh`, it fails)
+        return "mesh" in name.lower() and not name.startswith("with_") and not _is_generator(ctx, callee)
     return isinstance(expr, ast.Attribute) and "mesh" in expr.attr.lower()
 
 
