@@ -182,6 +182,8 @@ def _cannot(ctx: FileContext, pj: PjitCall, site: ast.Call) -> Optional[str]:
         return f"the call at line {site.lineno} does not pass its arguments positionally"
     if not isinstance(pj.spec, ast.keyword):
         return "positional shardings"
+    if _static(pj) != set():  # in_shardings leave them out: the conversion must too
+        return "`static_argnums`/`static_argnames`: convert the other arguments by hand"
     if _is_tuple(pj.value) and len(pj.value.elts) != len(site.args):  # type: ignore[attr-defined]
         return f"the call at line {site.lineno} passes {len(site.args)} arguments for {len(pj.value.elts)} specs"  # type: ignore[attr-defined]
     stmt = statement_of(ctx, site)
@@ -196,6 +198,25 @@ def _cannot(ctx: FileContext, pj: PjitCall, site: ast.Call) -> Optional[str]:
         if not _visible_at(ctx, spec, site):
             return f"the shardings of `{pj.name}` use names not visible at the call at line {site.lineno}"
     return None
+
+
+def _static(pj: PjitCall) -> Optional[set]:
+    """The positions pjit's literal ``static_argnums`` names (empty without one), None when they
+    are not literal or ``static_argnames`` is given."""
+    found: set = set()
+    for kw in pj.call.keywords:
+        if kw.arg == "static_argnames":
+            return None
+        if kw.arg == "static_argnums":
+            try:
+                value = ast.literal_eval(kw.value)
+            except ValueError:
+                return None
+            items = value if isinstance(value, (tuple, list)) else (value,)
+            if not all(isinstance(i, int) and i >= 0 for i in items):
+                return None
+            found |= set(items)
+    return found
 
 
 def _is_tuple(node: ast.AST) -> bool:
@@ -234,13 +255,16 @@ def _suggestion(ctx: FileContext, pj: PjitCall, site: Optional[ast.Call], output
     mesh = (mesh_for(ctx, site) if site is not None else None) or "mesh"
     if site is None or not site.args:
         code, call = f"args = multihost_utils.host_local_array_to_global_array(args, {mesh}, {in_spec}); ", f"{fn}(*args)"
-    else:
+    else:  # static arguments (literal `static_argnums`) and keywords are passed as they are
+        static = _static(pj) or set()
         args = [ctx.text(a) for a in site.args]
-        names = [f"{a}_global" if a.isidentifier() else f"arg{i + 1}_global" for i, a in enumerate(args)]
-        trailing = "," if len(args) == 1 else ""
-        code = (f"{', '.join(names)}{trailing} = multihost_utils.host_local_array_to_global_array("
-                f"({', '.join(args)}{trailing}), {mesh}, {in_spec}); ")
-        call = f"{fn}({', '.join(names)})"
+        names = [a if i in static else f"{a}_global" if a.isidentifier() else f"arg{i + 1}_global"
+                 for i, a in enumerate(args)]
+        converted = [(a, n) for i, (a, n) in enumerate(zip(args, names)) if i not in static]
+        trailing = "," if len(converted) == 1 else ""
+        code = (f"{', '.join(n for _, n in converted)}{trailing} = multihost_utils.host_local_array_to_global_array("
+                f"({', '.join(a for a, _ in converted)}{trailing}), {mesh}, {in_spec}); ")
+        call = f"{fn}({', '.join(names + [ctx.text(k) for k in site.keywords])})"
     if outputs_global:
         return code + f"out = {call}"
     return code + f"out = multihost_utils.global_array_to_host_local_array({call}, {mesh}, {out_spec})"
