@@ -46,10 +46,9 @@ def _drop_unused(source: str, drops: List[ImportRef]) -> str:
     for stmt in statements:  # one edit per statement, however many of its aliases go
         gone = [a for a in stmt.names if any(_matches(stmt, a, ref) for ref in unused)
                 and not _read(ctx, stmt, loads.get(a.asname or a.name.split(".")[0], []))]
-        if len(gone) == len(stmt.names):
-            edits.append(delete_statement(ctx, stmt))
-        elif gone:
-            edits.append(ctx.replace(stmt, render_without_names(ctx.text(stmt), {(a.name, a.asname) for a in gone})))
+        edit = _without(ctx, stmt, gone)
+        if edit is not None:
+            edits.append(edit)
     for edit in sorted(edits, key=lambda e: e.start, reverse=True):
         source = source[: edit.start] + edit.text + source[edit.end :]
     return source
@@ -92,16 +91,22 @@ def drops_before_edits(ctx: FileContext, edits: Sequence[Edit], drops: Sequence[
             loads = [n for n in ctx.names(local) if isinstance(n.ctx, ast.Load) and not covered(n)]
             if not _read(ctx, stmt, loads):
                 really.append(alias)
-        if len(really) == len(stmt.names):
-            edit = delete_statement(ctx, stmt)
-        elif really:
-            edit = ctx.replace(stmt, render_without_names(ctx.text(stmt), {(a.name, a.asname) for a in really}))
-        else:
+        edit = _without(ctx, stmt, really)
+        if edit is None:
             continue
         if overlaps(edit.start, edit.end):
             return None
         out.append(edit)
     return out
+
+
+def _without(ctx: FileContext, stmt: ast.stmt, aliases: List[ast.alias]) -> Optional[Edit]:
+    """The edit that drops ``aliases`` from an import statement (the statement, if all go)."""
+    if not aliases:
+        return None
+    if len(aliases) == len(stmt.names):  # type: ignore[attr-defined]
+        return delete_statement(ctx, stmt)
+    return ctx.replace(stmt, render_without_names(ctx.text(stmt), {(a.name, a.asname) for a in aliases}))
 
 
 def _read(ctx: FileContext, stmt: ast.stmt, loads: List[ast.Name]) -> bool:

@@ -33,13 +33,14 @@ def check_compiles(old: FileContext, after: str) -> None:
         compile(text, "<fixed>", "exec", flags=flags, dont_inherit=True)
 
 
-def _lines(ctx: FileContext, node: ast.stmt) -> Tuple[int, int]:
+def _lines(node: ast.stmt) -> Tuple[int, int]:
+    """First line (its first decorator's, if any) and last line of a statement."""
     first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
     return first, node.end_lineno or node.lineno
 
 
 def _text(ctx: FileContext, node: ast.stmt) -> str:
-    first, last = _lines(ctx, node)
+    first, last = _lines(node)
     end = ctx.line_start(last) + len(ctx.line_text(last))
     return ctx.source[ctx.line_start(first):end]
 
@@ -47,8 +48,8 @@ def _text(ctx: FileContext, node: ast.stmt) -> str:
 def _header(ctx: FileContext, node: ast.ClassDef) -> Optional[str]:
     """A class up to its first body statement (decorators, bases, keywords), or None when the
     body starts on the class's own line."""
-    first, _ = _lines(ctx, node)
-    body_first, _ = _lines(ctx, node.body[0])
+    first, _ = _lines(node)
+    body_first, _ = _lines(node.body[0])
     return ctx.source[ctx.line_start(first):ctx.line_start(body_first)] if body_first > node.lineno else None
 
 

@@ -14,7 +14,7 @@ from jaxmigrate.rules.names import name_triggers
 from jaxmigrate.rules.pjit_calls import (
     PjitCall, call_sites, host_local_output, mesh_for, out_value, pjit_calls, statement_of,
 )
-from jaxmigrate.rules.statements import insert_before
+from jaxmigrate.rules.statements import insert_before, statement_prefix
 
 
 
@@ -189,7 +189,7 @@ def _cannot(ctx: FileContext, pj: PjitCall, site: ast.Call) -> Optional[str]:
     stmt = statement_of(ctx, site)
     if stmt is None:
         return f"the call at line {site.lineno} is inside an expression evaluated lazily or repeatedly"
-    if ctx.line_text(stmt.lineno)[:ctx.position(stmt)[1] - 1].strip():
+    if statement_prefix(ctx, stmt).strip():
         # `with mesh: out = f(x)`, `a = 1; out = f(x)`: the conversion would go before the header
         return f"the call at line {site.lineno} shares its line with other code: put its statement on a line of its own"
     if mesh_for(ctx, site) is None:
