@@ -36,7 +36,8 @@ def _project(tmp_path, table: str):
 
 @pytest.mark.usefixtures("pinned_target")
 def test_select_ignore_per_file_and_extend_exclude(tmp_path):
-    root = _project(tmp_path, 'ignore = ["JM201"]\nextend-exclude = ["generated/"]\n'
+    # JM8 too: with JM201 ignored, the API-history rules would report the names it moves
+    root = _project(tmp_path, 'ignore = ["JM201", "JM8"]\nextend-exclude = ["generated/"]\n'
                               '[tool.jaxmigrate.per-file-ignores]\n"src/legacy/*.py" = ["JM1"]\n')
     _, found = _check(root)
     assert found == {("src/a.py", "JM101")}  # JM201 ignored, legacy/ silenced, generated/ excluded

@@ -25,21 +25,22 @@ def test_every_rule_has_examples_and_docs():
 
 @pytest.mark.parametrize("rule,index,example", CASES)
 def test_example(rule, index, example):
-    out = run(example.before, [rule.code], unsafe=example.unsafe)
-    codes = {f.code for f in run(example.before, [rule.code], fix=False).findings}
+    target = example.target_version
+    out = run(example.before, [rule.code], unsafe=example.unsafe, target=target)
+    codes = {f.code for f in run(example.before, [rule.code], fix=False, target=target).findings}
     if example.is_valid:
         assert codes == set(), "a valid example must produce no finding"
         assert out.text == example.before
     elif example.flagged:
         assert rule.code in codes
         assert out.text == example.before, "a flagged example is reported, not rewritten"
-        assert run(example.before, [rule.code], unsafe=True).text == example.before, "not even by an unsafe fix"
+        assert run(example.before, [rule.code], unsafe=True, target=target).text == example.before, "not even by an unsafe fix"
     else:
         assert rule.code in codes
         assert out.text == example.after
         # the unsafe examples really need --unsafe-fixes
         if example.unsafe:
-            assert run(example.before, [rule.code]).text == example.before
+            assert run(example.before, [rule.code], target=target).text == example.before
 
 
 def test_xmap_advice_names_the_shard_map_specs():

@@ -44,6 +44,13 @@ AVAILABLE = {
     "jax.set_mesh": ("0.7.1", None),
     "jax.device_put": ("0.1.0", None),
     "jax.numpy.": ("0.1.0", None),
+    # the API-history rules' replacements (JM801-JM803), read from the tags
+    "jax.random.permutation": ("0.2.26", None),  # with `independent=`
+    "jax.core.ShapedArray": ("0.1.60", None),
+    "jax.nn.standardize": ("0.3.5", None),
+    "jax.extend.linear_util.": ("0.4.16", None),
+    "jax.extend.backend.get_backend": ("0.4.32", None),
+    "jax.extend.core.": ("0.4.27", None),
 }
 
 

@@ -44,12 +44,13 @@ class Key(NamedTuple):
 
 
 def _fingerprint() -> str:
-    """The tool version and a digest of jaxmigrate's own modules (names, sizes, modification times)."""
+    """The tool version and a digest of jaxmigrate's own modules and data (names, sizes,
+    modification times): a regenerated API history changes findings as a code change does."""
     h = hashlib.blake2b(__version__.encode(), digest_size=8)
     package = Path(__file__).resolve().parent.parent
     for folder, dirs, names in os.walk(package):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(n for n in names if n.endswith(".py")):
+        for name in sorted(n for n in names if n.endswith((".py", ".tsv"))):
             st = os.stat(os.path.join(folder, name))
             h.update(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns};".encode())
     return f"{__version__}-{h.hexdigest()}"

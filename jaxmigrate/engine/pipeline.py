@@ -87,7 +87,10 @@ def active_rules(data: bytes, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
     from jaxmigrate.rules.base import Presence
 
     present = Presence(data)
-    return [r for r in rules if r.wants(present)]
+    chosen = [r for r in rules if not r.rides_along and r.wants(present)]
+    if chosen:  # parsed anyway: the rules that ride along come too
+        return [r for r in rules if r.rides_along or r in chosen]
+    return [r for r in rules if r.rides_along and r.wants(data)]
 
 
 def prefilter_input(data: bytes, display: str) -> bytes:
@@ -112,7 +115,23 @@ def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None) -> L
         except Exception as exc:  # noqa: BLE001 - a rule bug must not stop the run
             raise RuleError(rule_cls.code, exc) from exc
     findings.sort(key=lambda f: (f.line, f.column, f.code))
-    return unsuppressed(findings, text)
+    return unsuppressed(_without_deferred(findings, {r.code for r in rules if r.defers}), text)
+
+
+def _without_deferred(findings: List[Finding], deferring: Set[str]) -> List[Finding]:
+    """``findings`` (sorted by start) minus those of deferring rules that lie inside the span of
+    another rule's finding: one finding per reference, the hand-written rule's."""
+    if not deferring or all(f.code in deferring for f in findings):
+        return findings
+    kept, reach = [], (0, 0)  # the furthest end among the other rules' findings started so far
+    for f in findings:  # a finding of another rule starting at the same place comes first: by code
+        if f.code in deferring:
+            if (f.end_line, f.end_column) <= reach:
+                continue
+        else:
+            reach = max(reach, (f.end_line, f.end_column))
+        kept.append(f)
+    return kept
 
 
 def _allowed(finding: Finding, settings: Settings) -> bool:

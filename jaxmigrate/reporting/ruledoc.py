@@ -28,6 +28,8 @@ def render_rule(rule: Type[Rule]) -> str:
     out += [rule.documentation(), ""]
     for ex in rule.examples:
         heading = f" ({ex.title})" if ex.title else ""
+        if ex.target:
+            heading += f" (`--target-jax {ex.target}`)"
         if ex.is_valid:
             out += [f"## Left alone{heading}", "", "```python", ex.before.rstrip(), "```", ""]
         elif ex.flagged:

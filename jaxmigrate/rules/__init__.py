@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Optional, Sequence, Type
 
 from jaxmigrate.rules.base import Rule, set_anchors
+from jaxmigrate.rules.deprecated_jax_name import DeprecatedJaxName
 from jaxmigrate.rules.device_put import DevicePutPmap
 from jaxmigrate.rules.from_gda import FromGda
 from jaxmigrate.rules.gda_attributes import GdaAttributes
@@ -17,6 +18,8 @@ from jaxmigrate.rules.mesh_context import MeshContext
 from jaxmigrate.rules.moved_names import MovedName, RemovedMapsApi, TreeAliases
 from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
 from jaxmigrate.rules.positional_sharding import PositionalSharding
+from jaxmigrate.rules.removed_jax_name import RemovedJaxName
+from jaxmigrate.rules.removed_private_name import RemovedPrivateName
 from jaxmigrate.rules.shard_map import ShardMap
 from jaxmigrate.rules.sharding_constraint import ShardingConstraintAxisResources
 
@@ -37,8 +40,13 @@ ALL_RULES: Sequence[Type[Rule]] = (
     MeshContext,
     PositionalSharding,
     DevicePutPmap,
+    RemovedJaxName,
+    DeprecatedJaxName,
+    RemovedPrivateName,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
+#: the names the hand-written rules migrate (``Rule.owns``)
+OWNED = frozenset(name for r in ALL_RULES for name in r.owns)
 set_anchors(word for r in ALL_RULES for group in (r.triggers, *r.requires) for word in group)
 
 

@@ -103,6 +103,11 @@ class Example:
     flagged: bool = False
     unsafe: bool = False  # the fix needs --unsafe-fixes
     title: str = ""
+    target: Optional[str] = None  # the --target-jax it shows (None: the newest)
+
+    @property
+    def target_version(self) -> Optional[Tuple[int, ...]]:
+        return tuple(int(p) for p in self.target.split(".")) if self.target else None
 
     @property
     def is_valid(self) -> bool:
@@ -176,6 +181,15 @@ class Rule:
     removed_in: ClassVar[Optional[str]] = None
     replacement_since: ClassVar[Optional[str]] = None
     examples: ClassVar[Tuple[Example, ...]] = ()
+    #: a finding of this rule is dropped where another rule's finding spans it: the API-history
+    #: rules see every reference, the hand-written rules know the names they migrate better
+    defers: ClassVar[bool] = False
+    #: qualified names this rule migrates wherever they are used: the API-history rules leave
+    #: their deprecation to it (JM802 does not report `pjit` beside JM701)
+    owns: ClassVar[Tuple[str, ...]] = ()
+    #: run on every file some other rule wants (the file is parsed anyway, and this rule's check is
+    #: cheap there); its own prefilter decides only for the files no other rule wants
+    rides_along: ClassVar[bool] = False
 
     @classmethod
     def wants(cls, data) -> bool:

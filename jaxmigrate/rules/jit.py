@@ -36,6 +36,7 @@ class PjitToJit(Rule):
     """
 
     code = "JM701"
+    owns = ("jax.experimental.pjit.pjit",)
     name = "pjit-to-jit"
     summary = "`jax.experimental.pjit.pjit` → `jax.jit` (keyword-only options, legacy `None` → `P()`)"
     fix_safety = "unsafe"

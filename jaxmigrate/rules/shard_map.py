@@ -33,6 +33,7 @@ class ShardMap(Rule):
     """
 
     code = "JM602"
+    owns = ("jax.experimental.shard_map.shard_map",)
     name = "experimental-shard-map"
     summary = "`jax.experimental.shard_map.shard_map` → `jax.shard_map` (keywords, `check_vma`, `axis_names`)"
     fix_safety = "unsafe"

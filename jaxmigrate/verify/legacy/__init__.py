@@ -18,7 +18,9 @@ pjit's input/output contract):
   devices and backends; ``jax.device_put_sharded`` / ``jax.device_put_replicated``;
 - ``jax.sharding.PositionalSharding`` (also ``jax.experimental.sharding`` and
   ``jax._src.sharding_impls``), converted to a ``NamedSharding`` where JAX takes a sharding
-  (``_positional``).
+  (``_positional``);
+- names JAX renamed where its API history shows the old one was the same object as a name the
+  installed JAX has (``jax.numpy.product``, ``jax.core.Primitive``), taken on trust (``_renamed``).
 
 It is written from the documented legacy behaviour, not from jaxmigrate's rules: the verifier
 compares the legacy program run on this runtime with the migrated program run on plain JAX.
@@ -151,4 +153,7 @@ def install() -> None:
                  "treedef_is_leaf"):  # the jax.tree_* aliases (removed in 0.6.0) were jax.tree_util's functions
         setattr(jax, name, getattr(jax.tree_util, name))
     sys.meta_path.insert(0, LegacyFinder())
+    from jaxmigrate.verify.legacy import _renamed
+
+    _renamed.install()  # after the finder: jax.lib.xla_bridge's renamed names go into the emulated module
     _installed = True

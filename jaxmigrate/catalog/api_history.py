@@ -1,0 +1,184 @@
+"""JAX's API history: the names each release had, when each was deprecated and removed, and what
+replaced it. Generated from JAX's own source at every release tag by ``scripts/api_history.py``
+and shipped as ``data/public.tsv`` and ``data/private.tsv``; read lazily (a row is parsed when a
+rule asks for its name), so a check that needs no history pays nothing for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+DATA = Path(__file__).resolve().parent / "data"
+Version = Tuple[int, ...]
+
+
+def parse_version(text: str) -> Version:
+    return tuple(int(p) for p in text.split("."))
+
+
+def is_private(qualname: str) -> bool:
+    """``jax._src.*`` and any name with a part starting with ``_``."""
+    return any(part.startswith("_") for part in qualname.split("."))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One name's row: the releases that had it, as index intervals ``[start, end)``."""
+
+    qualname: str
+    intervals: Tuple[Tuple[int, int], ...]  # end -1: still in the newest release
+    module: bool
+    deprecated: int  # index of the release that deprecated it, -1: none
+    replacement: str  # qualified name JAX pointed to, "" if none
+    alias: bool  # the replacement was the very same object: a pure rename
+    option: bool = False  # an option (or attribute) of the `jax.config` object, not a module's name
+
+
+class History:
+    """The rows of one table (public or private names), parsed on demand."""
+
+    def __init__(self, versions: List[str], rows: Dict[str, str]) -> None:
+        self.versions = versions
+        self._keys = [parse_version(v) for v in versions]
+        self._rows = rows
+        self._entries: Dict[str, Optional[Entry]] = {}
+
+    @classmethod
+    def load(cls, path: Path) -> "History":
+        lines = path.read_text().splitlines()
+        rows = dict(line.split("\t", 1) for line in lines[1:])
+        return cls(lines[0].split("\t"), rows)
+
+    def __contains__(self, qualname: str) -> bool:
+        return qualname in self._rows
+
+    def names(self) -> List[str]:
+        return list(self._rows)
+
+    def entry(self, qualname: str) -> Optional[Entry]:
+        if qualname not in self._entries:
+            row = self._rows.get(qualname)
+            if row is None:
+                self._entries[qualname] = None
+            else:
+                spans, kind, deprecated, replacement = row.split("\t")
+                bounds = [int(b) for b in spans.split(",")]
+                self._entries[qualname] = Entry(
+                    qualname, tuple(zip(bounds[::2], bounds[1::2])), kind.startswith("m"), int(deprecated),
+                    replacement, kind.endswith("="), kind.startswith("o"))
+        return self._entries[qualname]
+
+    # releases -------------------------------------------------------------------------------
+    def index(self, target: Optional[Version]) -> int:
+        """The newest release at or before ``target`` (None: the newest); 0 before the first."""
+        if target is None:
+            return len(self.versions) - 1
+        padded = tuple(target) + (0,) * (3 - len(target))
+        found = 0
+        for i, key in enumerate(self._keys):
+            if key <= padded:
+                found = i
+        return found
+
+    def present(self, entry: Entry, at: int) -> bool:
+        return any(start <= at < (end if end != -1 else len(self.versions)) for start, end in entry.intervals)
+
+    def removed_before(self, entry: Entry, at: int) -> Optional[str]:
+        """The release that removed the name, if it existed before ``at`` and not at ``at``."""
+        if self.present(entry, at):
+            return None
+        ends = [end for start, end in entry.intervals if end != -1 and end <= at]
+        return self.versions[max(ends)] if ends else None
+
+    def deprecated_at(self, entry: Entry, at: int) -> Optional[str]:
+        """The release that deprecated the name, if it did so in the stretch of releases that
+        includes ``at`` (a name removed and added back anew is not deprecated by the old one)."""
+        for start, end in entry.intervals:
+            if start <= at < (end if end != -1 else len(self.versions)) and start <= entry.deprecated <= at:
+                return self.versions[entry.deprecated]
+        return None
+
+    def since(self, entry: Entry) -> str:
+        return self.versions[entry.intervals[0][0]]
+
+
+@lru_cache(maxsize=None)
+def table(private: bool) -> History:
+    return History.load(DATA / ("private.tsv" if private else "public.tsv"))
+
+
+def entry(qualname: str) -> Optional[Entry]:
+    return table(is_private(qualname)).entry(qualname)
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the target release says of a name a file refers to."""
+
+    qualname: str  # the name reported: the reference itself, or the removed name it goes through
+    state: str  # "removed" or "deprecated"
+    version: str  # the release that removed (or deprecated) it
+    replacement: Optional[str]  # a name the target has, where JAX named one
+    replacement_since: Optional[str]  # the release that added the replacement (it may postdate the target)
+    rename: bool  # the replacement is the same object under another name (a safe rename)
+    private: bool
+
+
+def status(qualname: str, target: Optional[Version]) -> Optional[Status]:
+    """The finding a reference to ``qualname`` deserves at ``target`` (None: the newest), if any.
+
+    The longest prefix of ``qualname`` that the history knows decides: an attribute beyond what
+    the history records (a method of a class) is judged by its owner. A name absent from the
+    target that no earlier release had is newer than the target, not legacy: no finding. An
+    attribute of an object (not a module) that the target has is not judged either."""
+    parts = qualname.split(".")
+    for size in range(len(parts), 1, -1):
+        name = ".".join(parts[:size])
+        history = table(is_private(name))
+        found = history.entry(name)
+        if found is None:
+            continue
+        at = history.index(target)
+        if history.present(found, at):
+            since = history.deprecated_at(found, at)
+            if since is None:
+                return None
+            return _status(name, "deprecated", since, found, target)
+        removed = history.removed_before(found, at)
+        if removed is None:
+            return None
+        owner = ".".join(parts[: size - 1])
+        owner_entry = table(is_private(owner)).entry(owner)
+        if owner_entry is not None and not owner_entry.module and not found.option and \
+                table(is_private(owner)).present(owner_entry, at):
+            return None  # `jax.memory.Space`: an attribute of an object the target has
+        return _status(name, "removed", removed, found, target)
+    return None
+
+
+def _status(name: str, state: str, version: str, found: Entry, target: Optional[Version]) -> Status:
+    replacement, since, rename = _replacement(found, target)
+    return Status(name, state, version, replacement, since, rename, is_private(name))
+
+
+def _replacement(found: Entry, target: Optional[Version]) -> Tuple[Optional[str], Optional[str], bool]:
+    """The replacement JAX named, followed while it was itself replaced: (name, since, rename).
+    ``rename`` only holds if every step was the same object and the target has the last one."""
+    rename, current, seen = found.alias, found, {found.qualname}
+    for _ in range(5):
+        new = current.replacement
+        if not new or new in seen:
+            return None, None, False
+        seen.add(new)
+        history = table(is_private(new))
+        step = history.entry(new)
+        if step is None:
+            return None, None, False
+        at = history.index(target)
+        if history.present(step, at) or history.removed_before(step, at) is None:
+            return new, history.since(step), rename and history.present(step, at)
+        rename, current = rename and step.alias, step
+    return None, None, False

@@ -1,0 +1,1 @@
+"""Shared JAX patterns: analyses several rules read, returning plain data (no findings, no fixes)."""

@@ -1,0 +1,115 @@
+"""What the API-history rules report: each reference with its message and fix, as plain data."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, List, Optional, Tuple
+
+from jaxmigrate.catalog.api_history import Status, entry, is_private, table
+from jaxmigrate.catalog.renames import CALLS, DROP_INS
+from jaxmigrate.patterns.api_references import Reference, references
+from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix
+from jaxmigrate.prefilter import history_wants
+from jaxmigrate.rules.base import Finding, Fix, Rule, raw
+from jaxmigrate.rules.context import FileContext
+
+Found = Tuple[Reference, str, Optional[Fix]]
+
+
+def history_findings(ctx: FileContext, wanted: Callable[[Reference], bool]) -> Iterator[Found]:
+    """(reference, message, fix) for each reference ``wanted`` selects. A name bound by a ``from``
+    import whose fix renames it is not reported at its uses: the import's fix is theirs too."""
+    fixed_imports = set()
+    out: List[Found] = []
+    for ref in references(ctx):
+        if not wanted(ref):
+            continue
+        advice, fix = _replacement(ctx, ref)
+        if ref.is_import and fix is not None:
+            fixed_imports.add(id(ref.node))
+        out.append((ref, _message(ctx, ref, advice), fix))
+    for ref, text, fix in out:
+        if ref.via_import is None or id(ref.via_import) not in fixed_imports:
+            yield ref, text, fix
+
+
+def _message(ctx: FileContext, ref: Reference, advice: Optional[str]) -> str:
+    st = ref.status
+    what = f"`{st.qualname}`" if st.qualname == ref.spelled else f"`{ref.spelled}`: `{st.qualname}`"
+    if st.private:
+        what = f"private JAX API {what}"
+    verb = "was removed in" if st.state == "removed" else "is deprecated since"
+    text = f"{what} {verb} JAX {st.version}"
+    if advice:
+        text += f": use {advice}"
+    elif st.replacement and st.replacement_since and not is_private(st.replacement) and not exists(st.replacement, ctx):
+        text += f"; its replacement `{st.replacement}` only exists from JAX {st.replacement_since}, after the target"
+    elif st.state == "removed":
+        text += " and has no drop-in replacement"
+    if ref.via_import is not None:
+        text += " (imported above)"
+    return text
+
+
+def _replacement(ctx: FileContext, ref: Reference) -> Tuple[Optional[str], Optional[Fix]]:
+    """(what to use instead at the target, as message text; the fix) for one reference."""
+    st = ref.status
+    transform = CALLS.get(st.qualname)
+    if transform is not None and not ref.is_import and ref.via_import is None:
+        new, _, keyword = transform.partition("/")
+        if new == "second-argument":
+            return "its second argument (it returned it unchanged)", call_fix(ctx, ref, transform)
+        if exists(new, ctx):
+            return f"`{new}(..., {keyword}=True)`", call_fix(ctx, ref, transform)
+    curated = DROP_INS.get(st.qualname)
+    if curated is not None and exists(curated, ctx):
+        # `isinstance(x, jax.Array)` holds for every array: it no longer tells the old type apart
+        tested = _type_tested(ctx, ref) if ref.is_import else in_type_test(ctx, ref.node)
+        safety = "unsafe" if curated == "jax.Array" and tested else "safe"
+        return f"`{curated}`", rename_fix(ctx, ref, curated, safety)
+    new = _public(st, ctx)
+    if new is None:
+        return None, None
+    fix = rename_fix(ctx, ref, new, "safe") if st.rename and st.replacement == new else None
+    return f"`{new}`", fix
+
+
+def _public(st: Status, ctx: FileContext) -> Optional[str]:
+    """The replacement to name, where the target has it (a private name's only when public)."""
+    if st.replacement is None or (st.private and is_private(st.replacement)):
+        return None
+    return st.replacement if exists(st.replacement, ctx) else None
+
+
+def exists(qualname: str, ctx: FileContext) -> bool:
+    """Whether the target has ``qualname`` (the history knows it and it is neither gone nor newer)."""
+    found = entry(qualname)
+    if found is None:
+        return False
+    history = table(is_private(qualname))
+    return history.present(found, history.index(ctx.target))
+
+
+def _type_tested(ctx: FileContext, ref: Reference) -> bool:
+    """Whether the name an import binds is used in an ``isinstance``/``issubclass`` test."""
+    local = getattr(ref.node, "asname", None) or getattr(ref.node, "name", "")
+    return any(in_type_test(ctx, n) for n in ctx.names(local.split(".")[0]))
+
+
+class HistoryRule(Rule):
+    """The shape of JM801-JM803: one prefilter (the history's), one walk over the file's
+    references; each rule says which references are its own (``selects``)."""
+
+    triggers = (b"jax",)
+    defers = True
+    rides_along = True
+
+    @classmethod
+    def wants(cls, data) -> bool:
+        return history_wants(raw(data))
+
+    def selects(self, ref: Reference) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        for ref, message, fix in history_findings(ctx, self.selects):
+            yield self.finding(ctx, ref.node, message, fix)

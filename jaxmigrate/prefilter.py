@@ -1,0 +1,58 @@
+"""Byte prefilters that need more than a rule's trigger words: the API history's.
+
+Every part of a name the history judges is a word of any file that refers to it: the import
+statement spells the module path and the attribute chain the rest (``import jax.numpy as jnp``
+then ``jnp.product``). A file holds a candidate when, for some name some release removed or
+deprecated, its last part and each part of its module path are words of the file. Names right
+under ``jax`` (``jax.tree_multimap``) must also be spelled ``jax.name``, imported ``from jax``, or
+reached through an alias of ``jax``: their only other word, ``jax``, is in every JAX file.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Dict, FrozenSet, Tuple
+
+from jaxmigrate.catalog.api_history import DATA
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jaxmigrate.rules.names import ModuleAttributeSearch
+
+#: bytes that are not part of a word become spaces: ``data.translate(_WORDS).split()`` is the words
+_WORDS = bytes(c if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 95 or c >= 128) else 32 for c in range(256))
+
+Paths = Tuple[FrozenSet[bytes], ...]
+
+
+@lru_cache(maxsize=None)
+def _names() -> Tuple[Dict[bytes, Paths], "ModuleAttributeSearch"]:
+    """last part -> the module paths (as sets of words, `jax` left out) it was judged under, and
+    the search for names right under `jax`."""
+    from jaxmigrate.rules.names import ModuleAttributeSearch  # imported late: rules/ imports this module
+
+    paths: Dict[bytes, Paths] = {}
+    top = []
+    for line in (DATA / "triggers.tsv").read_text().splitlines():
+        last, _, parents = line.partition("\t")
+        words = []
+        for parent in parents.split():
+            if parent == "jax":
+                top.append(last.encode())
+            else:
+                words.append(frozenset(p.encode() for p in parent.split(".")[1:]))
+        if words:
+            paths[last.encode()] = tuple(words)
+    return paths, ModuleAttributeSearch("jax", sorted(top))
+
+
+def history_wants(data: bytes) -> bool:
+    """Whether a file with these bytes can refer to a name some JAX release removed or deprecated."""
+    if b"jax" not in data:
+        return False  # every such name is reached through an import of `jax...`
+    paths, top = _names()
+    words = set(data.translate(_WORDS).split())
+    for last in words.intersection(paths):
+        for parts in paths[last]:
+            if parts <= words:
+                return True
+    return top(data)

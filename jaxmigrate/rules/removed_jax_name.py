@@ -1,0 +1,111 @@
+"""JM801: a public JAX name the target release no longer has, from JAX's API history."""
+
+from __future__ import annotations
+
+from jaxmigrate.patterns.api_references import Reference
+from jaxmigrate.patterns.history_findings import HistoryRule
+from jaxmigrate.rules.base import Example, snippet
+
+
+class RemovedJaxName(HistoryRule):
+    """
+    ## What it does
+    Looks up every reference to a public JAX name (every import form, aliases, attribute chains)
+    in JAX's API history, generated from JAX's own source at every release tag, and reports
+    each one the target release no longer has, at its line, with the release that removed it and
+    the name JAX pointed to instead. Where that name is the same object under a new name
+    (`jax.numpy.product` → `jax.numpy.prod`, `jax.core.Primitive` → `jax.extend.core.Primitive`)
+    or a drop-in that jaxmigrate's table lists (`jax.random.KeyArray` → `jax.Array`,
+    `jax.tree_multimap` → `jax.tree_util.tree_map`), the reference is rewritten: a use through
+    the old module keeps it (`jnp.product` → `jnp.prod`), a `from` import keeps the local name
+    (`from jax.numpy import prod as product`). A few calls change shape: `jax.lax.tie_in(x, y)`
+    becomes `y`, `jax.random.shuffle(key, x)` becomes
+    `jax.random.permutation(key, x, independent=True)`.
+
+    An import of a removed name is reported as well as its uses: the import fails first.
+    Names a hand-written rule migrates (`maps.Mesh`, `GlobalDeviceArray`, `jax.tree_map`, ...)
+    are left to it where it reports them.
+
+    ## Why is this bad?
+    The import or attribute access raises on the target release: the module does not even
+    import. Fix safety: renames of the same object are safe; a type rewritten to `jax.Array`
+    inside an `isinstance` test is unsafe (every array is a `jax.Array`); `tie_in` is safe when
+    its dropped first argument is a plain name, `shuffle` → `permutation` is unsafe.
+    """
+
+    code = "JM801"
+    name = "removed-jax-name"
+    summary = "public JAX names the target no longer has (API history), renamed where JAX renamed them"
+    fix_safety = "safe"
+    examples = (
+        Example(
+            snippet("""
+                import jax.numpy as jnp
+
+                total = jnp.product(jnp.arange(4) + 1)
+            """),
+            snippet("""
+                import jax.numpy as jnp
+
+                total = jnp.prod(jnp.arange(4) + 1)
+            """),
+            title="a rename keeps the module it is reached through",
+        ),
+        Example(
+            snippet("""
+                from jax.random import KeyArray, split
+
+                def halves(key: KeyArray):
+                    return split(key)
+            """),
+            snippet("""
+                from jax import Array as KeyArray
+                from jax.random import split
+
+                def halves(key: KeyArray):
+                    return split(key)
+            """),
+            title="a `from` import keeps its local name",
+        ),
+        Example(
+            snippet("""
+                from jax.experimental import host_callback as hcb
+
+                def log(x):
+                    return hcb.id_print(x)
+            """),
+            snippet("""
+                from jax.experimental import host_callback as hcb
+
+                def log(x):
+                    return hcb.id_print(x)
+            """),
+            flagged=True,
+            title="no drop-in replacement: the import and each use are reported",
+        ),
+        Example(
+            snippet("""
+                import jax
+
+                y = jax.lax.tie_in(x, jax.numpy.zeros(3))
+            """),
+            snippet("""
+                import jax
+
+                y = jax.numpy.zeros(3)
+            """),
+            title="a call transform",
+        ),
+        Example(
+            snippet("""
+                import jax
+
+                mapped = jax.tree_util.tree_map(abs, [-1, 2])
+                n = jax.numpy.prod(jax.numpy.arange(3))
+            """),
+            title="current names",
+        ),
+    )
+
+    def selects(self, ref: Reference) -> bool:
+        return ref.status.state == "removed" and not ref.status.private

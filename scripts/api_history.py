@@ -1,0 +1,529 @@
+"""Generate jaxmigrate's API history of JAX from JAX's own source, statically.
+
+    python scripts/api_history.py JAX_GIT_DIR [--out jaxmigrate/catalog/data] [--since 0.2.0]
+
+JAX_GIT_DIR is a clone of jax-ml/jax with its release tags (a bare one will do). At every release
+tag ``jax-vX.Y.Z`` (release candidates left out) from ``--since`` on, each ``jax/**/*.py`` file
+(tests left out) is parsed with ``ast``, nothing is imported or installed, and every name a user
+can reach is recorded: the modules, and the names each binds at module level (defs, classes,
+assignments, imports re-exported, ``from m import *`` through ``__all__``), minus what ``del``
+removes and what only exists ``if TYPE_CHECKING``. A name in a module's ``_deprecations`` table
+is deprecated while it maps to an object and removed once it maps to None; a function whose body
+warns that it is deprecated is deprecated wherever it is re-exported. The replacement is the
+first JAX name a deprecation message names that the history knows (``jnp.x`` read as
+``jax.numpy.x``): a qualified name, never the message. Names under ``jax._src`` or with a part
+starting with ``_`` are private.
+
+Writes ``triggers.tsv`` (the prefilter's words: a last part, then the module paths it was removed
+or deprecated under), ``public.tsv`` and ``private.tsv``: the release versions, tab-separated, on the first line,
+then a line a name: ``qualname``, its intervals as version indexes ``start,end,start,end...``
+(``end`` is the first release without it; -1: still in the newest), its kind (``m`` a module,
+``i`` a name a non-package module imported for its own use, ``o`` an option or attribute of the
+``jax.config`` object, ``n`` another name; ``=`` after it when the replacement was the very same object, a pure
+rename), the index of the release that deprecated it (-1: none) and its replacement (a qualified
+name, or nothing). jaxmigrate/catalog/api_history.py reads them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Tuple
+
+ROOTS = ("jax", "jaxlib")  # imports from other packages (numpy, functools) are not JAX's API
+_REFERENCE = re.compile(r"\b((?:jax|jnp)(?:\.[A-Za-z_]\w*)+)")
+_DEPRECATED_WORDS = re.compile(r"deprecat", re.IGNORECASE)
+
+
+def version_key(text: str) -> Tuple[int, ...]:
+    return tuple(int(p) for p in text.split("."))
+
+
+# one module's source, summarised ------------------------------------------------------------
+@dataclass
+class Summary:
+    """What one module file binds at module level, read from its ``ast``."""
+
+    bindings: Dict[str, Tuple[str, str]] = field(default_factory=dict)  # name -> (kind, target)
+    stars: List[str] = field(default_factory=list)  # modules imported with `*`
+    all: Optional[List[str]] = None  # a literal __all__
+    # name -> (message, the object it still maps to: a dotted name, "?" for another expression, "" for None)
+    deprecations: Dict[str, Tuple[str, str]] = field(default_factory=dict)
+    warns: Dict[str, str] = field(default_factory=dict)  # def name -> its deprecation message
+    deleted: Dict[str, Tuple[str, str]] = field(default_factory=dict)  # bindings `del` removed
+    options: List[str] = field(default_factory=list)  # attributes of the `jax.config` object defined here
+
+
+def _is_type_checking(test: ast.expr) -> Optional[bool]:
+    """True for `if TYPE_CHECKING`, False for `if not TYPE_CHECKING`, None for other tests."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    inner = test.operand if negated else test  # type: ignore[attr-defined]
+    name = inner.attr if isinstance(inner, ast.Attribute) else inner.id if isinstance(inner, ast.Name) else None
+    if name != "TYPE_CHECKING":
+        return None
+    return not negated
+
+
+def _is_main(test: ast.expr) -> bool:
+    return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+
+
+def _absolute(module: str, package: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    base = parts[: len(parts) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _strings(node: ast.AST) -> str:
+    """The text of string constants in an expression (messages are often concatenated)."""
+    return "".join(n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+
+
+def _warning(name: str, body: List[ast.stmt]) -> Optional[str]:
+    """The message of a deprecation warning the function ``name`` gives on every call: a
+    ``warn(...)`` statement among its first, outside any ``if`` (one inside warns of a deprecated
+    argument), whose message names the function."""
+    for stmt in body[:4]:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not isinstance(call, ast.Call) or not call.args:
+            continue
+        func = call.func
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        message = _strings(call.args[0])
+        if "warn" in called and name in message and _DEPRECATED_WORDS.search(message):
+            return message
+    return None
+
+
+def summarise(source: bytes, module: str, is_package: bool) -> Summary:
+    tree = ast.parse(source)
+    package = module if is_package else module.rpartition(".")[0]
+    out = Summary()
+
+    def bind(name: str, kind: str, target: str = "") -> None:
+        out.bindings[name] = (kind, target)
+
+    def targets(node: ast.AST) -> Iterable[str]:
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            for elt in node.elts:
+                yield from targets(elt)
+        elif isinstance(node, ast.Starred):
+            yield from targets(node.value)
+
+    def visit(body: List[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bind(stmt.name, "def")
+                if not isinstance(stmt, ast.ClassDef):
+                    message = _warning(stmt.name, stmt.body)
+                    if message is not None:
+                        out.warns[stmt.name] = message
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if alias.asname:
+                        bind(alias.asname, "module", alias.name)
+                    else:
+                        root = alias.name.split(".")[0]
+                        bind(root, "module", root)
+            elif isinstance(stmt, ast.ImportFrom):
+                source_module = _absolute(module, package, stmt)
+                for alias in stmt.names:
+                    if alias.name == "*":
+                        out.stars.append(source_module)
+                    else:
+                        # `from numpy import pi as pi` re-exports on purpose: it is this module's API
+                        kind = "export" if alias.asname == alias.name else "import"
+                        bind(alias.asname or alias.name, kind, f"{source_module}.{alias.name}")
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                nodes = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                value = stmt.value
+                for target in nodes:
+                    for name in targets(target):
+                        if name == "__all__" and value is not None:
+                            _read_all(out, stmt, value)
+                        elif name == "_deprecations" and isinstance(value, ast.Dict):
+                            _read_deprecations(out, value)
+                        elif isinstance(value, (ast.Name, ast.Attribute)) and isinstance(stmt, ast.Assign):
+                            dotted = _dotted(value)
+                            bind(name, "alias", dotted or "")
+                        else:
+                            bind(name, "def")
+            elif isinstance(stmt, ast.Delete):
+                for target in stmt.targets:
+                    for name in targets(target):
+                        if name in out.bindings:
+                            out.deleted[name] = out.bindings.pop(name)
+            elif isinstance(stmt, ast.If):
+                checking = _is_type_checking(stmt.test)
+                if _is_main(stmt.test):
+                    continue  # a script's own names, never bound on import
+                if checking is None:
+                    visit(stmt.body)
+                    visit(stmt.orelse)
+                elif checking:
+                    visit(stmt.orelse)
+                else:
+                    visit(stmt.body)
+            elif isinstance(stmt, ast.Try) or stmt.__class__.__name__ == "TryStar":
+                visit(stmt.body)  # type: ignore[attr-defined]
+                for handler in stmt.handlers:  # type: ignore[attr-defined]
+                    visit(handler.body)
+                visit(stmt.orelse)  # type: ignore[attr-defined]
+                visit(stmt.finalbody)  # type: ignore[attr-defined]
+            elif isinstance(stmt, (ast.With, ast.For)):
+                if isinstance(stmt, ast.For):
+                    for name in targets(stmt.target):
+                        bind(name, "def")
+                visit(stmt.body)
+
+    visit(tree.body)
+    out.options = _config_options(tree)
+    return out
+
+
+def _defines_option(called: str) -> bool:
+    """Whether a call of this name defines an option of `jax.config` (read as `jax.config.<name>`),
+    across releases: `define_bool_state`, `bool_state`, `string_or_object_state`, `DEFINE_bool`,
+    `bool_flag` and the like."""
+    return called.endswith(("_state", "_flag")) or called.startswith("DEFINE_")
+
+
+def _config_options(tree: ast.Module) -> List[str]:
+    """Names the `jax.config` object has because of this module: options it defines (by name, as
+    the first argument or `name=`), and the public methods and attributes of a class `Config`
+    (also those `setattr` adds to it)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if _defines_option(called):
+                named = [k.value for k in node.keywords if k.arg == "name"] + node.args[:1]
+                if named and isinstance(named[0], ast.Constant) and isinstance(named[0].value, str):
+                    found.append(named[0].value)
+            elif called == "setattr" and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and \
+                    node.args[0].id == "Config" and isinstance(node.args[1], ast.Constant):
+                found.append(str(node.args[1].value))  # `setattr(Config, "x64_enabled", property(...))`
+        elif isinstance(node, ast.ClassDef) and node.name == "Config":
+            for item in ast.walk(node):
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item is not node:
+                    found.append(item.name)
+                elif isinstance(item, ast.Attribute) and isinstance(item.ctx, ast.Store) and \
+                        isinstance(item.value, ast.Name) and item.value.id == "self":
+                    found.append(item.attr)
+    return [name for name in found if name.isidentifier() and not name.startswith("_")]
+
+
+def _dotted(node: ast.expr) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _read_all(out: Summary, stmt: ast.stmt, value: ast.expr) -> None:
+    names = [e.value for e in getattr(value, "elts", []) if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if isinstance(stmt, ast.AugAssign):
+        out.all = (out.all or []) + names
+    elif isinstance(value, (ast.List, ast.Tuple)):
+        out.all = names
+
+
+def _read_deprecations(out: Summary, table: ast.Dict) -> None:
+    for key, value in zip(table.keys, table.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            continue
+        if isinstance(value, ast.Tuple) and len(value.elts) == 2:
+            message, obj = value.elts
+            target = "" if isinstance(obj, ast.Constant) and obj.value is None else _dotted(obj) or "?"
+            out.deprecations[key.value] = (_strings(message), target)
+
+
+# one release tag ----------------------------------------------------------------------------
+class Git:
+    """Blobs of a JAX clone, read through one ``git cat-file --batch``."""
+
+    def __init__(self, git_dir: str) -> None:
+        self.git_dir = git_dir
+        self._batch = subprocess.Popen(["git", f"--git-dir={git_dir}", "cat-file", "--batch"],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["git", f"--git-dir={self.git_dir}", *args], check=True, capture_output=True,
+                              text=True).stdout
+
+    def blob(self, sha: str) -> bytes:
+        assert self._batch.stdin and self._batch.stdout
+        self._batch.stdin.write(sha.encode() + b"\n")
+        self._batch.stdin.flush()
+        header = self._batch.stdout.readline().split()
+        size = int(header[2])
+        data = self._batch.stdout.read(size)
+        self._batch.stdout.read(1)
+        return data
+
+    def tags(self, since: str) -> List[Tuple[str, str]]:
+        """(version, tag) of every release tag from ``since`` on, oldest first."""
+        found = []
+        for tag in self.run("tag", "-l", "jax-v*").split():
+            version = tag[len("jax-v"):]
+            if re.fullmatch(r"\d+(\.\d+)+", version) and version_key(version) >= version_key(since):
+                found.append((version, tag))
+        return sorted(found, key=lambda vt: version_key(vt[0]))
+
+    def modules(self, tag: str) -> Dict[str, Tuple[str, bool]]:
+        """module name -> (blob sha, is a package) for the tag's ``jax/**/*.py`` (no tests)."""
+        out = {}
+        for line in self.run("ls-tree", "-r", tag, "jax/").splitlines():
+            meta, path = line.split("\t", 1)
+            if not path.endswith(".py") or "/tests/" in path or path.endswith("_test.py"):
+                continue
+            parts = path[:-3].split("/")
+            is_package = parts[-1] == "__init__"
+            if is_package:
+                parts = parts[:-1]
+            if not all(p.isidentifier() for p in parts):
+                continue
+            out[".".join(parts)] = (meta.split()[2], is_package)
+        return out
+
+
+class Release:
+    """Every name one release binds, resolved through re-exports and ``*`` imports."""
+
+    def __init__(self, summaries: Dict[str, Summary], packages: Iterable[str] = ()) -> None:
+        self.summaries = summaries
+        self.packages = set(packages)
+        self._namespaces: Dict[str, Dict[str, Tuple[str, str]]] = {}
+
+    def namespace(self, module: str, seen: Tuple[str, ...] = ()) -> Dict[str, Tuple[str, str]]:
+        if module in self._namespaces:
+            return self._namespaces[module]
+        summary = self.summaries.get(module)
+        if summary is None or module in seen:
+            return {}
+        names: Dict[str, Tuple[str, str]] = {}
+        for star in summary.stars:
+            source = self.namespace(star, seen + (module,))
+            exported = self.summaries[star].all if star in self.summaries else None
+            for name, binding in source.items():
+                if (name in exported) if exported is not None else not name.startswith("_"):
+                    names[name] = binding if binding[0] != "def" else ("import", f"{star}.{name}")
+        names.update(summary.bindings)
+        for name, (message, obj) in summary.deprecations.items():
+            if obj and name not in names:
+                names[name] = ("alias", obj) if obj != "?" else ("def", "")
+        self._namespaces[module] = names
+        return names
+
+    def definition(self, qualname: str, depth: int = 0) -> Optional[Tuple[str, str]]:
+        """(module, name) where an imported name is defined, following re-exports."""
+        module, _, name = qualname.rpartition(".")
+        if depth > 20 or module not in self.summaries:
+            return None
+        binding = self.namespace(module).get(name)
+        if binding is None:
+            return None
+        kind, target = binding
+        if kind in ("import", "export") and target.split(".")[0] in ROOTS:
+            return self.definition(target, depth + 1) or (module, name)
+        if kind == "alias" and target:  # `prod` or `_src_core.pp_var`, in this module's names
+            head, _, rest = target.partition(".")
+            bound = self.namespace(module).get(head) or self.summaries[module].deleted.get(head)
+            if bound is None or bound == binding:
+                return module, name
+            base = bound[1] if bound[0] in ("import", "export", "module") else f"{module}.{head}"
+            found = self.definition(f"{base}.{rest}" if rest else base, depth + 1)
+            return found or (module, name)
+        return module, name
+
+    def names(self) -> Dict[str, Tuple[str, Optional[str]]]:
+        """qualname -> (kind, deprecation message or None) of every reachable name."""
+        out: Dict[str, Tuple[str, Optional[str]]] = {}
+        for module, summary in self.summaries.items():
+            out[module] = ("m", None)
+            for name, (kind, target) in self.namespace(module).items():
+                if name.startswith("__"):
+                    continue
+                exported = summary.all is not None and name in summary.all
+                if kind in ("import", "module") and target.split(".")[0] not in ROOTS and not exported:
+                    continue  # `import numpy as np`, `from functools import partial`
+                qualname = f"{module}.{name}"
+                message = None
+                deprecation = summary.deprecations.get(name)
+                if deprecation is not None:
+                    if not deprecation[1]:
+                        continue  # in the table with None: removed, raises AttributeError
+                    message = deprecation[0]
+                elif kind in ("import", "export"):
+                    found = self.definition(qualname)
+                    if found is not None and found[0] in self.summaries:
+                        message = self.summaries[found[0]].warns.get(found[1])
+                else:
+                    message = summary.warns.get(name)
+                if kind == "module" and target != qualname and not exported or (
+                        kind == "import" and not exported and module not in self.packages):
+                    letter = "i"  # `import jax` in a module, or a helper it imported: not its API
+                elif kind in ("module", "import", "export") and target in self.summaries:
+                    letter = "m"
+                else:
+                    letter = "n"
+                out[qualname] = (letter, message)
+        return out
+
+
+def removal_messages(summaries: Dict[str, Summary]) -> Dict[str, str]:
+    """qualname -> message for names a ``_deprecations`` table maps to None (removed, with advice)."""
+    return {f"{m}.{n}": msg for m, s in summaries.items() for n, (msg, obj) in s.deprecations.items() if not obj}
+
+
+# the whole history ----------------------------------------------------------------------------
+def mentioned(message: str) -> List[str]:
+    """The JAX names a message mentions, ``jnp.x`` read as ``jax.numpy.x``."""
+    out = []
+    for match in _REFERENCE.finditer(message):
+        candidate = match.group(1).rstrip(".")
+        out.append("jax.numpy." + candidate[4:] if candidate.startswith("jnp.") else candidate)
+    return out
+
+
+def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, list]]:
+    git = Git(git_dir)
+    cache: Dict[Tuple[str, str], Optional[Summary]] = {}
+    versions: List[str] = []
+    presence: Dict[str, List[int]] = {}  # qualname -> version indexes where it exists
+    kinds: Dict[str, str] = {}
+    deprecated: Dict[str, int] = {}
+    messages: Dict[str, str] = {}
+    # qualname -> the names its message mentions that were the very same object, at the last
+    # release that had both (a pure rename: the replacement is a drop-in)
+    same: Dict[str, Dict[str, bool]] = {}
+    for version, tag in git.tags(since):
+        index = len(versions)
+        versions.append(version)
+        summaries, packages = {}, set()
+        for module, (sha, is_package) in git.modules(tag).items():
+            if is_package:
+                packages.add(module)
+            key = (sha, module)
+            if key not in cache:
+                try:
+                    cache[key] = summarise(git.blob(sha), module, is_package)
+                except (SyntaxError, ValueError):
+                    cache[key] = None
+            if cache[key] is not None:
+                summaries[module] = cache[key]
+        release = Release(summaries, packages)
+        for qualname, (kind, message) in release.names().items():
+            presence.setdefault(qualname, []).append(index)
+            kinds[qualname] = kind
+            if message is not None:
+                deprecated.setdefault(qualname, index)
+                messages[qualname] = message
+                origin = release.definition(qualname)
+                same[qualname] = {c: origin is not None and release.definition(c) == origin for c in mentioned(message)}
+        for qualname, message in removal_messages(summaries).items():
+            messages.setdefault(qualname, message)
+        for option in {o for summary in summaries.values() for o in summary.options}:
+            qualname = f"jax.config.{option}"
+            if index not in presence.get(qualname, ())[-1:]:
+                presence.setdefault(qualname, []).append(index)
+            kinds[qualname] = "o"
+        log(f"{tag}: {len(summaries)} modules, {len(presence)} names so far")
+    names: Dict[str, list] = {}
+    for qualname, indexes in presence.items():
+        intervals: List[int] = []
+        for i in indexes:
+            if intervals and intervals[-1] == i:
+                intervals[-1] = i + 1
+            else:
+                intervals += [i, i + 1]
+        if intervals[-1] == len(versions):
+            intervals[-1] = -1
+        names[qualname] = [intervals, kinds[qualname], deprecated.get(qualname, -1), "", False]
+    for qualname, message in messages.items():
+        if qualname in names:
+            new = replacement(qualname, message, names)
+            names[qualname][3] = new
+            names[qualname][4] = bool(new) and same.get(qualname, {}).get(new, False)
+    return versions, names
+
+
+def replacement(qualname: str, message: str, names: Dict[str, list]) -> str:
+    """The JAX name a deprecation message points to: of the names it mentions that the history
+    knows (other than ``qualname`` and its parents), the first still in the newest release, else
+    the first that outlived ``qualname`` (a message also names the old spelling's other paths)."""
+    candidates = []
+    for candidate in mentioned(message):
+        while candidate and candidate not in names:  # "jax.Array." / "jax.tree.map(...)"
+            candidate = candidate.rpartition(".")[0]
+        if candidate and candidate != qualname and candidate.count(".") >= 1 and not qualname.startswith(candidate + "."):
+            candidates.append(candidate)
+    end = names[qualname][0][-1]
+    for candidate in candidates:
+        if names[candidate][0][-1] == -1:
+            return candidate
+    for candidate in candidates:
+        last = names[candidate][0][-1]
+        if end != -1 and last > end:
+            return candidate
+    return ""
+
+
+def private(qualname: str) -> bool:
+    return any(part.startswith("_") for part in qualname.split("."))
+
+
+def write(out_dir: Path, versions: List[str], names: Dict[str, list]) -> None:
+    """``public.tsv`` and ``private.tsv``: the versions on the first line, then one name a line."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for label, keep in (("public", False), ("private", True)):
+        lines = ["\t".join(versions)]
+        for qualname, (intervals, kind, dep, new, alias) in sorted(names.items()):
+            if private(qualname) == keep:
+                lines.append("\t".join([qualname, ",".join(map(str, intervals)), kind + ("=" if alias else ""),
+                                        str(dep), new]))
+        (out_dir / f"{label}.tsv").write_text("\n".join(lines) + "\n")
+    # the prefilter's words: for each name some release removed or deprecated, its last part and
+    # the module path before it (every spelling of `jax.numpy.product` holds each of its parts)
+    parents: Dict[str, set] = {}
+    for qualname, (intervals, kind, dep, _, _) in names.items():
+        if kind != "i" and (intervals[-1] != -1 or len(intervals) > 2 or dep != -1):
+            parent, _, last = qualname.rpartition(".")
+            # an attribute of what is now an object (`jax.config.config`) is never judged, but the
+            # `jax.config` object's options are
+            if parent and (parent == "jax" or kind == "o" or names.get(parent, [None, "n"])[1] == "m"):
+                parents.setdefault(last, set()).add(parent)
+    rows = [f"{last}\t{' '.join(sorted(paths))}" for last, paths in sorted(parents.items())]
+    (out_dir / "triggers.tsv").write_text("\n".join(rows) + "\n")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("git_dir", help="a clone of jax-ml/jax with its tags (bare is fine)")
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "jaxmigrate" / "catalog" / "data"))
+    parser.add_argument("--since", default="0.2.0", help="the oldest release to read (default 0.2.0)")
+    args = parser.parse_args(argv)
+    versions, names = build(args.git_dir, args.since, log=lambda m: print(m, file=sys.stderr))
+    write(Path(args.out), versions, names)
+    public = sum(1 for q in names if not private(q))
+    print(f"{len(versions)} releases ({versions[0]} to {versions[-1]}), {public} public and "
+          f"{len(names) - public} private names -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""The API history: the generator on a made-up JAX, the shipped data's pinned facts (checked by hand
+against the release tags), what it says of the installed JAX, and its size."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jaxmigrate.catalog import api_history
+from jaxmigrate.catalog.api_history import DATA, History, is_private, status, table
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import api_history as generator  # noqa: E402  (scripts/api_history.py)
+
+
+# the generator, on a made-up JAX with three releases ------------------------------------------
+RELEASES = {
+    "0.1.0": {
+        "jax/__init__.py": "from jax._src.core import thing, old_fn\nfrom jax import numpy as numpy\nimport os\n",
+        "jax/_src/__init__.py": "",
+        "jax/_src/core.py": "def thing(): pass\ndef old_fn(): pass\n",
+        "jax/numpy/__init__.py": "from jax.numpy._impl import *\ndef product(): pass\ndef prod(): pass\n",
+        "jax/numpy/_impl.py": "__all__ = ['mean']\ndef mean(): pass\ndef hidden(): pass\n",
+        "jax/_src/config.py": ("class Config:\n    def __init__(self):\n        self.FLAGS = None\n"
+                               "    def update(self, name, value): pass\n"
+                               "config = Config()\nold_option = config.define_bool_state(name='jax_old', default=False)\n"),
+        "jax/tool.py": "import jax\nfrom jax._src import core\nx = 1\nif __name__ == '__main__':\n    script_only = 1\n",
+    },
+    "0.2.0": {
+        "jax/__init__.py": "from jax._src.core import thing\nfrom jax import numpy as numpy\n",
+        "jax/_src/__init__.py": "",
+        "jax/_src/core.py": ("import warnings\ndef thing(): pass\n"
+                              "def old_fn():\n    warnings.warn('jax.old_fn is deprecated: use jax.thing', DeprecationWarning)\n"),
+        "jax/numpy/__init__.py": (
+            "from jax._src.core import old_fn as old_fn\n"
+            "def prod(): pass\n"
+            "_deprecations = {'product': ('jnp.product is deprecated, use jnp.prod', prod)}\n"
+            "import typing\nif typing.TYPE_CHECKING:\n    product = prod\n"
+            "else:\n    __getattr__ = None\ndel typing\n"),
+    },
+    "0.3.0": {
+        "jax/__init__.py": "from jax._src.core import thing\nfrom jax import numpy as numpy\n",
+        "jax/_src/__init__.py": "",
+        "jax/_src/core.py": "def thing(): pass\n",
+        "jax/numpy/__init__.py": "def prod(): pass\n_deprecations = {'product': ('gone: use jax.numpy.prod', None)}\n",
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def made_up_history(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("jax")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for version, files in RELEASES.items():
+        for old in repo.glob("jax"):
+            subprocess.run(["rm", "-rf", str(old)], check=True)
+        for path, text in files.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(text)
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-qm", version], check=True)
+        subprocess.run([*git, "tag", f"jax-v{version}"], check=True)
+    subprocess.run([*git, "tag", "jax-v0.2.0-rc"], check=True)  # release candidates are left out
+    out = tmp_path_factory.mktemp("data")
+    assert generator.main([str(repo / ".git"), "--out", str(out), "--since", "0.1.0"]) == 0
+    return History.load(out / "public.tsv"), History.load(out / "private.tsv"), out
+
+
+def test_generator_records_releases_names_and_modules(made_up_history):
+    public, private, _ = made_up_history
+    assert public.versions == ["0.1.0", "0.2.0", "0.3.0"]
+    assert public.entry("jax.numpy").module and public.entry("jax.numpy").intervals == ((0, -1),)
+    assert public.entry("jax.numpy.mean").intervals == ((0, 1),)  # through `*` and `__all__`
+    assert public.entry("jax.numpy.hidden") is None  # not in `__all__`
+    assert public.entry("jax.os") is None  # not a JAX module
+    assert public.entry("jax.tool.script_only") is None  # only under `if __name__ == "__main__"`
+    # imports for the module's own use: reachable, so kept, but the prefilter does not look for them
+    assert public.entry("jax.tool.core").intervals == public.entry("jax.tool.jax").intervals == ((0, 1),)
+    assert private.entry("jax._src.core.thing").intervals == ((0, -1),)
+
+
+def test_generator_reads_deprecation_tables_and_warnings(made_up_history):
+    public, _, out = made_up_history
+    product = public.entry("jax.numpy.product")
+    assert product.intervals == ((0, 2),)  # in the table with an object at 0.2.0, with None at 0.3.0
+    assert (product.deprecated, product.replacement, product.alias) == (1, "jax.numpy.prod", True)
+    old = public.entry("jax.old_fn")
+    assert old.intervals == ((0, 1),)
+    moved = public.entry("jax.numpy.old_fn")  # re-exported: the warning in its definition counts
+    assert (moved.deprecated, moved.replacement, moved.alias) == (1, "jax.thing", False)
+    option = public.entry("jax.config.jax_old")  # defined by name: an attribute of the config object
+    assert option.option and option.intervals == ((0, 1),)
+    assert public.entry("jax.config.FLAGS").intervals == public.entry("jax.config.update").intervals == ((0, 1),)
+    triggers = (out / "triggers.tsv").read_text()
+    assert "product\tjax.numpy\n" in triggers and "\nprod\t" not in triggers
+    assert "\ncore\t" not in triggers and "\njax\t" not in triggers
+
+
+# the shipped data ---------------------------------------------------------------------------
+# (name, deprecated in, removed in, replacement): each read by hand from the release tags
+PINNED = [
+    ("jax.tree_map", "0.4.26", "0.6.0", "jax.tree.map"),
+    ("jax.numpy.product", "0.4.12", "0.4.16", "jax.numpy.prod"),
+    ("jax.random.KeyArray", "0.4.16", "0.4.24", "jax.Array"),
+    ("jax.experimental.host_callback", None, "0.8.0", ""),
+    ("jax.lib.xla_bridge.get_backend", "0.4.32", "0.8.0", "jax.extend.backend.get_backend"),
+    ("jax.core.Primitive", "0.4.38", "0.6.0", "jax.extend.core.Primitive"),
+    ("jax.experimental.maps", None, "0.4.31", ""),
+    ("jax.tree_multimap", "0.3.5", "0.3.16", "jax.tree_util.tree_map"),
+    ("jax.config.jax_array", None, "0.4.14", ""),  # an option of the config object
+    ("jax.config.FLAGS", None, "0.4.20", ""),
+]
+
+
+@pytest.mark.parametrize("name,deprecated,removed,replacement", PINNED, ids=[p[0] for p in PINNED])
+def test_pinned_facts(name, deprecated, removed, replacement):
+    history = table(is_private(name))
+    found = history.entry(name)
+    assert (history.versions[found.deprecated] if found.deprecated != -1 else None) == deprecated
+    assert history.versions[found.intervals[-1][1]] == removed
+    assert found.replacement == replacement
+
+
+def test_status_follows_the_target():
+    assert status("jax.numpy.product", (0, 4, 11)) is None
+    st = status("jax.numpy.product", (0, 4, 14))
+    assert (st.state, st.version) == ("deprecated", "0.4.12")
+    st = status("jax.numpy.product", None)
+    assert (st.state, st.version, st.replacement, st.rename) == ("removed", "0.4.16", "jax.numpy.prod", True)
+    assert status("jax.tree.map", (0, 4, 14)) is None  # newer than the target: not legacy
+    through = status("jax.lib.xla_client.NoSuchName", None)  # an attribute of a removed module
+    assert (through.qualname, through.version) == ("jax.lib.xla_client", "0.9.0")
+    assert status("jax.numpy.ndarray.at", None) is None
+    assert status("jax._src.device_array.DeviceArray", None).private
+
+
+def test_history_is_lazy_and_small():
+    """A check that needs no history never loads it; the data stays a few MB."""
+    code = ("from jaxmigrate.engine.pipeline import transform, Settings\n"
+            "from jaxmigrate.rules import ALL_RULES\n"
+            "from jaxmigrate.catalog import api_history\n"
+            "transform(b'import os\\nprint(os.sep)\\n', 'a.py', Settings(tuple(r.code for r in ALL_RULES)))\n"
+            "print(api_history.table.cache_info().currsize)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "0"
+    assert sum(p.stat().st_size for p in DATA.iterdir()) < 4_000_000
+
+
+# the installed JAX agrees -------------------------------------------------------------------
+_AGREES = r"""
+import importlib, warnings
+import jax
+from jaxmigrate.catalog import api_history
+from jaxmigrate.catalog.api_history import status, table
+
+
+def reachable(name):
+    # True/False: whether the installed JAX has it; None: a module fails to import for another
+    # reason (an optional dependency that is missing)
+    parts = name.split(".")
+    for size in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:size]))
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.split(".")[0] == "jax":
+                continue
+            return None
+        except Exception:
+            return None
+        for part in parts[size:]:
+            try:
+                obj = getattr(obj, part)
+            except AttributeError:
+                return False
+            except Exception:
+                return None
+        return True
+    return False
+
+
+version = api_history.parse_version(jax.__version__.split("+")[0].split(".dev")[0])
+warnings.simplefilter("ignore")
+for name in table(False).names():
+    st = status(name, version)
+    if st is not None and st.state == "removed" and st.qualname == name and reachable(name):
+        print(name)
+"""
+
+
+def test_installed_jax_lacks_what_the_history_says_it_removed():
+    """Every public name the history says the installed release lacks is missing from it (a
+    release newer than the history's newest keeps what the history says it removed). In a
+    fresh process: other tests install the legacy runtime's emulation into JAX's modules."""
+    pytest.importorskip("jax")  # the verify extra, which CI installs
+    out = subprocess.run([sys.executable, "-c", _AGREES], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    wrong = out.stdout.split()
+    assert wrong == [], f"{len(wrong)} names the history says the installed jax lacks, that it has: {wrong[:20]}"
