@@ -23,7 +23,7 @@ LOADS = {
 
 
 def load_ms(code: str, repeat: int = 5) -> float:
-    script = f"import time; import jaxmigrate.catalog.api_history; t = time.perf_counter(); {code}; print(time.perf_counter() - t)"
+    script = f"import time; import jaxmigrate.rules; t = time.perf_counter(); {code}; print(time.perf_counter() - t)"
     runs = [float(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout)
             for _ in range(repeat)]
     return 1000 * sorted(runs)[len(runs) // 2]

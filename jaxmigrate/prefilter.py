@@ -25,9 +25,9 @@ Paths = Tuple[FrozenSet[bytes], ...]
 
 
 @lru_cache(maxsize=None)
-def _names() -> Tuple[Dict[bytes, Paths], "ModuleAttributeSearch"]:
-    """last part -> the module paths (as sets of words, `jax` left out) it was judged under, and
-    the search for names right under `jax`."""
+def _names() -> Tuple[Dict[bytes, Paths], FrozenSet[bytes], FrozenSet[bytes], "ModuleAttributeSearch"]:
+    """last part -> the module paths (as sets of words, `jax` left out) it was judged under, the
+    last parts as a set; the names right under `jax`, and the search for them."""
     from jaxmigrate.rules.names import ModuleAttributeSearch  # imported late: rules/ imports this module
 
     paths: Dict[bytes, Paths] = {}
@@ -42,17 +42,17 @@ def _names() -> Tuple[Dict[bytes, Paths], "ModuleAttributeSearch"]:
                 words.append(frozenset(p.encode() for p in parent.split(".")[1:]))
         if words:
             paths[last.encode()] = tuple(words)
-    return paths, ModuleAttributeSearch("jax", sorted(top))
+    return paths, frozenset(paths), frozenset(top), ModuleAttributeSearch("jax", sorted(top))
 
 
 def history_wants(data: bytes) -> bool:
     """Whether a file with these bytes can refer to a name some JAX release removed or deprecated."""
     if b"jax" not in data:
         return False  # every such name is reached through an import of `jax...`
-    paths, top = _names()
+    paths, lasts, top_words, top = _names()
     words = set(data.translate(_WORDS).split())
-    for last in words.intersection(paths):
+    for last in words & lasts:  # a set with a set: walks the smaller (a dict would be walked whole)
         for parts in paths[last]:
             if parts <= words:
                 return True
-    return top(data)
+    return not words.isdisjoint(top_words) and top(data)  # the search only where a word is there

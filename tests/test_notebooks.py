@@ -57,3 +57,23 @@ def test_clean_notebook_is_byte_identical(tmp_path):
     path.write_text(text)
     assert CliRunner().invoke(main, ["fix", str(tmp_path)]).exit_code == 0
     assert path.read_text() == text
+
+
+COLAB = _notebook(
+    _code("#@title install\n%%bash\nset -e\nUSE=$1\n"),  # a cell magic after a form title: not Python
+    _code("!wget -q https://example.org/a.tar \\\n  --directory=params\nPATH = %env PATH\nfiles = !ls\n"),
+    _code("  import jax.numpy as jnp\n  total = jnp.product(jnp.arange(3))\n"),  # IPython strips a leading indent
+)
+
+
+def test_colab_forms_parse_and_an_indented_cell_keeps_its_indent(tmp_path):
+    """Cell magics after `#@title`, shell escapes continued with `\\`, assignments from magics and
+    cells indented as a whole are IPython, not parse errors; the fix keeps the cell's indent."""
+    path = tmp_path / "colab.ipynb"
+    path.write_text(json.dumps(COLAB, indent=1) + "\n")
+    result = CliRunner().invoke(main, ["check", "--format", "json", str(path)])
+    assert [r["code"] for r in json.loads(result.stdout)] == ["JM801"]
+    CliRunner().invoke(main, ["fix", str(path)])
+    cells = json.loads(path.read_text())["cells"]
+    assert "".join(cells[2]["source"]) == "  import jax.numpy as jnp\n  total = jnp.prod(jnp.arange(3))\n"
+    assert cells[0]["source"] == COLAB["cells"][0]["source"] and cells[1]["source"] == COLAB["cells"][1]["source"]

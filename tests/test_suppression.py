@@ -28,3 +28,21 @@ def test_skip_file():
     src = "# jaxmigrate: skip-file\n" + LEGACY + "f = pjit(abs, in_axis_resources=None)\n"
     out = run(src)
     assert out.findings == [] and out.text == src
+
+
+def test_a_noqa_for_other_tools_costs_no_tokenizing(monkeypatch):
+    """`# noqa: F401` on a line jaxmigrate reports silences nothing of ours: the module is not
+    tokenized to find out whether it is a comment (on JAX's own tests that was a tenth of check)."""
+    from jaxmigrate.engine import suppression
+    from jaxmigrate.rules.base import Finding
+
+    def fail(*args):
+        raise AssertionError("tokenized")
+
+    source = "from jax.experimental import host_callback  # noqa: F401\nx = 1  # noqa\n"
+    finding = Finding("JM801", "removed", 1, 30, 1, 43)
+    monkeypatch.setattr(suppression.tokenize, "generate_tokens", fail)
+    assert suppression.unsuppressed([finding], source) == [finding]
+    monkeypatch.undo()
+    bare = Finding("JM801", "removed", 2, 1, 2, 2)
+    assert suppression.unsuppressed([finding, bare], source) == [finding]  # a bare noqa silences it

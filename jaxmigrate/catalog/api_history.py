@@ -21,7 +21,7 @@ def parse_version(text: str) -> Version:
 
 def is_private(qualname: str) -> bool:
     """``jax._src.*`` and any name with a part starting with ``_``."""
-    return any(part.startswith("_") for part in qualname.split("."))
+    return "._" in qualname or qualname.startswith("_")
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,7 @@ class Status:
     private: bool
 
 
+@lru_cache(maxsize=1 << 16)
 def status(qualname: str, target: Optional[Version]) -> Optional[Status]:
     """The finding a reference to ``qualname`` deserves at ``target`` (None: the newest), if any.
 

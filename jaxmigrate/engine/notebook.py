@@ -16,7 +16,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 MARKER = "# jaxmigrate-cell-{}"
 _MARKER_LINE = re.compile(r"^# jaxmigrate-cell-(\d+)\r?\n", re.MULTILINE)
-_MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?:[%!?]|[\w.]+\?{1,2}[ \t]*$)")
+# a line magic, a shell escape, `x?` help, or an assignment from one (`files = !ls`, `p = %env PATH`)
+_MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?:[%!?]|[\w.]+\?{1,2}[ \t]*$|[\w.]+[ \t]*=[ \t]*[%!])")
 _PLACEHOLDER = re.compile(r"^([ \t]*)pass  # jaxmigrate-magic-(\d+)$", re.MULTILINE)
 
 
@@ -27,6 +28,8 @@ class Notebook:
     cells: List[int] = field(default_factory=list)  # indices of the cells joined into the module
     starts: List[int] = field(default_factory=list)  # 1-based module line of each cell's first line
     magics: List[str] = field(default_factory=list)
+    # cell index -> the indentation IPython strips from a cell whose first line is indented
+    dedents: Dict[int, str] = field(default_factory=dict)
 
     def locate(self, module_line: int) -> Tuple[int, int]:
         """(cell number, 1-based; line in that cell) of a module line."""
@@ -48,14 +51,18 @@ def load(text: str) -> Tuple[Notebook, str]:
     line = 1
     for i, cell in enumerate(data.get("cells", [])):
         src = _source(cell)
-        if cell.get("cell_type") != "code" or src.lstrip().startswith("%%"):
+        if cell.get("cell_type") != "code" or _cell_magic(src):
             continue
+        src, nb.dedents[i] = _dedented(src)
         body = []
+        continued = None  # the indent of a magic whose line ends with `\`: the next line is part of it
         for raw in src.splitlines():
             m = _MAGIC.match(raw)
-            if m:
+            if m or continued is not None:
+                indent = m.group("indent") if m else continued
                 nb.magics.append(raw)
-                body.append(f"{m.group('indent')}pass  # jaxmigrate-magic-{len(nb.magics) - 1}")
+                body.append(f"{indent}pass  # jaxmigrate-magic-{len(nb.magics) - 1}")
+                continued = indent if raw.endswith("\\") else None
             else:
                 body.append(raw)
         nb.cells.append(i)
@@ -64,6 +71,26 @@ def load(text: str) -> Tuple[Notebook, str]:
         parts.append(chunk)
         line += chunk.count("\n")
     return nb, "".join(parts)
+
+
+def _cell_magic(src: str) -> bool:
+    """Whether the cell's first line of code is a cell magic (`%%bash`, after `#@title` comments too)."""
+    for line in src.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return stripped.startswith("%%")
+    return False
+
+
+def _dedented(src: str) -> Tuple[str, str]:
+    """The cell without the indentation of its first line, which IPython strips from each line
+    that has it, and that indentation."""
+    first = next((line for line in src.splitlines() if line.strip()), "")
+    indent = first[: len(first) - len(first.lstrip())]
+    if not indent:
+        return src, ""
+    lines = src.splitlines(keepends=True)
+    return "".join(line[len(indent):] if line.startswith(indent) else line for line in lines), indent
 
 
 def dump(nb: Notebook, module: str) -> str:
@@ -75,6 +102,8 @@ def dump(nb: Notebook, module: str) -> str:
         first = min(new_sources)
         new_sources[first] = pieces[0] + new_sources[first]
     for i, text in new_sources.items():
+        if nb.dedents.get(i):
+            text = "".join(nb.dedents[i] + line if line.strip() else line for line in text.splitlines(keepends=True))
         cell = nb.data["cells"][i]
         old = _source(cell)
         if not old.endswith("\n"):

@@ -90,7 +90,7 @@ def active_rules(data: bytes, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
     chosen = [r for r in rules if not r.rides_along and r.wants(present)]
     if chosen:  # parsed anyway: the rules that ride along come too
         return [r for r in rules if r.rides_along or r in chosen]
-    return [r for r in rules if r.rides_along and r.wants(data)]
+    return [r for r in rules if r.rides_along and r.wants(present)]
 
 
 def prefilter_input(data: bytes, display: str) -> bytes:

@@ -41,12 +41,28 @@ def noqa_lines(source: str) -> Dict[int, Optional[Set[str]]]:
     return out
 
 
+def _could_silence(findings: List, source: str, candidates: Set[int]) -> bool:
+    """Whether some `noqa` on a finding's line, read as if it were a comment, silences it (only
+    then does it matter whether it is one: tokenizing a large module costs more than the rules)."""
+    lines = source.split("\n")
+    for f in findings:
+        if f.line not in candidates:
+            continue
+        for match in NOQA.finditer(lines[f.line - 1]):
+            codes = match.group("codes")
+            if not codes or any(f.code.startswith(c.upper()) for c in re.split(r"[\s,]+", codes) if c):
+                return True
+    return False
+
+
 def unsuppressed(findings: List, source: str) -> List:
     if not findings:  # nothing to silence: no need to tokenize
         return findings
     candidates = {source.count("\n", 0, m.start()) + 1 for m in _NOQA_TEXT.finditer(source)}
     if "\r" not in source and not any(f.line in candidates for f in findings):  # no finding where noqa is
         return findings
+    if "\r" not in source and not _could_silence(findings, source, candidates):
+        return findings  # e.g. `# noqa: F401` on an import jaxmigrate reports: no need to tokenize
     lines = noqa_lines(source)
     if not lines:
         return findings

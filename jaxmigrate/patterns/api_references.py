@@ -14,6 +14,11 @@ from typing import List, Optional
 
 from jaxmigrate.catalog.api_history import Status, status
 from jaxmigrate.rules.context import FileContext
+from jaxmigrate.rules.names import CANONICAL
+
+#: the paths the resolver maps other spellings to (``jax.lib.xla_bridge`` -> ``jax._src.lib...``):
+#: a name resolved under one of them is judged as spelled
+_REWRITTEN = tuple(sorted({path for raw, path in CANONICAL.items() if raw != path}))
 
 
 @dataclass(frozen=True)
@@ -47,13 +52,17 @@ def _references(ctx: FileContext) -> List[Reference]:
             if alias.name.startswith("jax"):
                 _add(found, ctx, alias, alias.name, statement=node)
     parents = ctx.parents
-    for node, _ in ctx.qualified():
+    heads: dict = {}  # (id(binding scope), root name) -> what `_head` says: roots repeat in every chain
+    target = ctx.target
+    for node, resolved in ctx.qualified():
+        if status(resolved, target) is None and not resolved.startswith(_REWRITTEN):
+            continue  # as the resolver reads it, the name is fine, and no spelling of it differs
         parent = parents.get(id(node))
         if parent.__class__ is ast.Attribute and parent.value is node:  # type: ignore[attr-defined]
             continue  # part of a longer chain: the chain is the reference
         if node.__class__ is ast.Name and not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
             continue  # `mesh_type = pxla.Mesh` binds a name: the value is the reference
-        spelled, via = _spelled(ctx, node)
+        spelled, via = _spelled(ctx, node, heads)
         if spelled is not None:
             _add(found, ctx, node, spelled, via_import=via)
     for call, _ in ctx.calls_to("jax.config.update"):  # `jax.config.update("jax_option", value)`
@@ -71,7 +80,7 @@ def _add(found: List[Reference], ctx: FileContext, node: ast.AST, spelled: str, 
         found.append(Reference(node, spelled, judged, **where))
 
 
-def _spelled(ctx: FileContext, node: ast.AST, depth: int = 0):
+def _spelled(ctx: FileContext, node: ast.AST, heads: dict, depth: int = 0):
     """(qualified name as spelled through the imports or assignments that bind the chain's root,
     the `from` import alias that bound a bare name). (None, None) for a bare name bound by an
     assignment (its value is the reference) or a root bound to more than one thing."""
@@ -82,18 +91,30 @@ def _spelled(ctx: FileContext, node: ast.AST, depth: int = 0):
         root = root.value
     if not isinstance(root, ast.Name) or depth > 8:
         return None, None
+    resolver = ctx.resolver
+    owner = resolver.lookup(root.id, resolver.scope_of(root))  # the scope that binds it: chains share it
+    key = (id(owner), root.id)
+    if key not in heads:
+        heads[key] = _head(ctx, root, heads, depth)
+    head, alias_value, via = heads[key]
+    if head is None or (alias_value and not parts):
+        return None, None
+    return ".".join([head, *reversed(parts)]), (via if not parts else None)
+
+
+def _head(ctx: FileContext, root: ast.Name, heads: dict, depth: int):
+    """(the spelled name a root stands for, whether it is bound by an assignment, the `from`
+    import alias that bound it)."""
     bindings = [b for b in ctx.bindings(root) if b.kind != "none"]
     kinds = {b.kind for b in bindings}
-    if kinds == {"alias"} and parts and len({ast.dump(b.value) for b in bindings}) == 1:  # `xb = jax.lib.xla_bridge`
-        head, _ = _spelled(ctx, bindings[0].value, depth + 1)  # type: ignore[arg-type]
-        return (".".join([head, *reversed(parts)]) if head else None), None
+    if kinds == {"alias"} and len({ast.dump(b.value) for b in bindings}) == 1:  # `xb = jax.lib.xla_bridge`
+        head, _ = _spelled(ctx, bindings[0].value, heads, depth + 1)  # type: ignore[arg-type]
+        return head, True, None
     raws = {b.qualname for b in bindings}
     if kinds != {"import"} or len(raws) != 1:
-        return None, None
-    raw = raws.pop()
+        return None, False, None
+    statement = bindings[0].node
     via = None
-    if not parts:
-        statement = bindings[0].node
-        if isinstance(statement, ast.ImportFrom):
-            via = next((a for a in statement.names if (a.asname or a.name) == root.id), None)
-    return (".".join([raw, *reversed(parts)]) if raw else None), via
+    if isinstance(statement, ast.ImportFrom):
+        via = next((a for a in statement.names if (a.asname or a.name) == root.id), None)
+    return raws.pop() or None, False, via

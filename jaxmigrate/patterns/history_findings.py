@@ -9,7 +9,7 @@ from jaxmigrate.catalog.renames import CALLS, DROP_INS
 from jaxmigrate.patterns.api_references import Reference, references
 from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix
 from jaxmigrate.prefilter import history_wants
-from jaxmigrate.rules.base import Finding, Fix, Rule, raw
+from jaxmigrate.rules.base import Finding, Fix, Presence, Rule
 from jaxmigrate.rules.context import FileContext
 
 Found = Tuple[Reference, str, Optional[Fix]]
@@ -95,6 +95,10 @@ def _type_tested(ctx: FileContext, ref: Reference) -> bool:
     return any(in_type_test(ctx, n) for n in ctx.names(local.split(".")[0]))
 
 
+#: the key under which a file's ``Presence`` keeps the history prefilter's answer (not a word)
+_ASKED = b"\x00history"
+
+
 class HistoryRule(Rule):
     """The shape of JM801-JM803: one prefilter (the history's), one walk over the file's
     references; each rule says which references are its own (``selects``)."""
@@ -105,7 +109,12 @@ class HistoryRule(Rule):
 
     @classmethod
     def wants(cls, data) -> bool:
-        return history_wants(raw(data))
+        if not isinstance(data, Presence):
+            return history_wants(data)
+        answer = dict.get(data, _ASKED)  # the three rules ask the same question of one file: once
+        if answer is None:
+            answer = dict.setdefault(data, _ASKED, history_wants(data.data))
+        return answer
 
     def selects(self, ref: Reference) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
