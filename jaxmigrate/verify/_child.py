@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import builtins
-import functools
 import os
 import pickle
 import sys
@@ -21,98 +20,6 @@ import traceback
 import types
 import warnings
 from typing import Any, Dict, List
-
-_SELF = os.path.abspath(__file__)
-_PASS_THROUGH = ("functools.py", "contextlib.py")
-
-
-def _library_dirs():
-    """JAX, jaxlib and the verifier itself (the legacy runtime's own jit is not the user's)."""
-    import jax
-    import jaxlib
-
-    verify_dir = os.path.dirname(_SELF)
-    return tuple(os.path.dirname(m.__file__) + os.sep for m in (jax, jaxlib)) + (verify_dir + os.sep,)
-
-
-def _created_by_user(library_dirs) -> bool:
-    """Whether the nearest caller outside the recorder is the user's code (not JAX itself)."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not (filename == _SELF or filename.endswith(_PASS_THROUGH)):
-            return not filename.startswith(library_dirs)
-        frame = frame.f_back
-    return False
-
-
-class Recorded:
-    """A compiled function made by the user's code: each call's value is recorded."""
-
-    def __init__(self, fn):
-        self._fn = fn
-        for name in ("__name__", "__qualname__", "__doc__", "__module__"):
-            try:
-                setattr(self, name, getattr(fn, name))
-            except AttributeError:
-                pass
-        self.__wrapped__ = getattr(fn, "__wrapped__", fn)
-
-    def __call__(self, *args, **kwargs):
-        from jaxmigrate.verify import _hooks
-
-        out = self._fn(*args, **kwargs)
-        if not _hooks.is_suppressed() and not _has_tracer(out):
-            _hooks.record(out)
-        return out
-
-    def __getattr__(self, name):
-        return getattr(self._fn, name)
-
-    def __get__(self, instance, owner=None):
-        return self if instance is None else functools.partial(self, instance)
-
-
-def _has_tracer(tree) -> bool:
-    import jax
-
-    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(tree))
-
-
-def _recording(factory, library_dirs):
-    @functools.wraps(factory)
-    def make(*args, **kwargs):
-        if not args:  # jax.jit(static_argnums=...) used as a decorator factory
-            return functools.partial(make, **kwargs)
-        compiled = factory(*args, **kwargs)
-        return Recorded(compiled) if _created_by_user(library_dirs) else compiled
-
-    make._jaxmigrate_recording = True
-    return make
-
-
-def install_recorder(calls: List[Dict[str, Any]]) -> None:
-    """Record the value of every compiled call made by the user's code (legacy pjit records itself)."""
-    import jax
-    import jax._src.pjit
-    import jax.experimental.pjit
-
-    from jaxmigrate.verify import _hooks
-    from jaxmigrate.verify.observe import observe
-
-    _hooks.set_sink(lambda value: calls.append(observe(value)))
-    dirs = _library_dirs()
-    jax.jit = _recording(jax.jit, dirs)
-    modern_pjit = jax._src.pjit.pjit
-    if not getattr(modern_pjit, "_jaxmigrate_legacy", False) and not hasattr(modern_pjit, "_jaxmigrate_recording"):
-        recorded = _recording(modern_pjit, dirs)
-        jax._src.pjit.pjit = recorded
-        deprecated = getattr(jax.experimental.pjit, "_deprecations", {})
-        if "pjit" in deprecated:  # keep the access warning: a migrated script that still uses pjit must show it
-            deprecated["pjit"] = (deprecated["pjit"][0], recorded)
-        else:
-            jax.experimental.pjit.pjit = recorded
-
 
 def run_script(path: str, filename: str, namespace: Dict[str, Any]):
     """Run the script as ``__main__``; returns the uncaught exception's description or None."""
@@ -179,8 +86,11 @@ def main(argv=None) -> None:
         from jaxmigrate.verify.legacy import install
 
         install()
+    from jaxmigrate.verify._recorder import install_recorder, seed
+
     calls: List[Dict[str, Any]] = []
-    install_recorder(calls)
+    install_recorder(calls.append)
+    seed()
     times["setup"] = time.time()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DeprecationWarning)

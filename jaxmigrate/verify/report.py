@@ -79,10 +79,14 @@ def render_text(verdict, max_differences: int = 5) -> str:
             f"({v.processes} process{'es' if v.processes > 1 else ''} x {v.devices // v.processes} CPU devices, "
             f"{v.seconds:.1f} s)")
     lines = [head]
-    if v.status == "equivalent":
+    if v.status == "equivalent" or not v.reason:
         lines.append(f"  compared per process: {v.compared}")
     else:
         lines.append(f"  {v.reason}")
+        if v.compared:
+            lines.append(f"  compared per process: {v.compared}")
+    if v.unstable:
+        lines.append("  left out, unstable (they differ between two runs of the before side): " + ", ".join(v.unstable))
     for d in v.differences[:max_differences]:
         lines.append(f"  {d.where} (process {d.process}): {d.what}")
         lines.append(f"    before: {d.before}")

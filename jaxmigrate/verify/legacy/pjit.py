@@ -220,12 +220,15 @@ class LegacyPjitFunction:
         return jax.jit(flat_fun, **options)
 
     def __call__(self, *args, **kwargs):
+        from jaxmigrate.verify._recorder import deleted_inputs, live_inputs
+
+        live = live_inputs((args, kwargs))
         jitted, values, tracing = self._prepare(args, kwargs)
         with _hooks.suppressed():
             out = jitted(*values, **kwargs)
         if tracing:
             return out
-        _hooks.record(out)
+        _hooks.record(out, deleted_inputs(live))
         return jax.tree_util.tree_map(_local_output, out)
 
     def lower(self, *args, **kwargs):
