@@ -19,20 +19,38 @@ import time
 import traceback
 import types
 import warnings
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Sequence
 
-def run_script(path: str, filename: str, namespace: Dict[str, Any]):
-    """Run the script as ``__main__``; returns the uncaught exception's description or None."""
+def _drop_working_dir_from_path() -> None:
+    """``python -m`` put the working directory first on sys.path: the program decides its path."""
+    here = os.getcwd()
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", here)]
+
+
+def run_script(path: str, filename: str, namespace: Dict[str, Any], *, module_name: Optional[str] = None,
+               path_entries: Sequence[str] = ()):
+    """Run the script as ``__main__`` (as ``python -m module_name`` when given: its package is
+    imported first and relative imports work); ``path_entries`` go first on sys.path (default:
+    the script's folder). Returns the uncaught exception's description (or None) and the globals."""
     with open(path, "rb") as f:
         source = f.read()
     module = types.ModuleType("__main__")
     module.__dict__.update(namespace)
     module.__file__ = filename
     module.__builtins__ = builtins
-    sys.modules["__main__"] = module
     sys.argv = [filename]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(filename)))
+    sys.path[:0] = list(path_entries) or [os.path.dirname(os.path.abspath(filename))]
     try:
+        if module_name:
+            import importlib
+            import importlib.util
+
+            package = module_name.rpartition(".")[0] if not filename.endswith("__init__.py") else module_name
+            module.__package__ = package
+            if package:
+                importlib.import_module(package)
+            module.__spec__ = importlib.util.find_spec(module_name)
+        sys.modules["__main__"] = module
         exec(compile(source, filename, "exec"), module.__dict__)
     except SystemExit as exc:
         if exc.code not in (None, 0):
@@ -69,7 +87,10 @@ def main(argv=None) -> None:
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--process-id", type=int, default=0)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--module", help="run as `python -m MODULE` (a package module)")
+    parser.add_argument("--path-entry", action="append", default=[], help="first on sys.path, in order")
     args = parser.parse_args(argv)
+    _drop_working_dir_from_path()
 
     times = {"start": time.time()}
     import jax
@@ -95,7 +116,8 @@ def main(argv=None) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DeprecationWarning)
         warnings.simplefilter("always", FutureWarning)
-        exception, namespace = run_script(args.script, args.filename or args.script, {})
+        exception, namespace = run_script(args.script, args.filename or args.script, {}, module_name=args.module,
+                                          path_entries=args.path_entry)
     times["run"] = time.time()
 
     from jaxmigrate.verify.observe import observe_globals

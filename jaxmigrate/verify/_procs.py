@@ -59,11 +59,19 @@ def child_environment(devices_per_process: int) -> Dict[str, str]:
     return env
 
 
-def script_launch(side: str, script: str, filename: str, processes: int, env: Dict[str, str],
-                  cwd: str, extra: Tuple[str, ...] = ()) -> Launch:
-    """How to start one process of a side running a script (``python -m jaxmigrate.verify._child``)."""
+def script_launch(side: str, script: str, filename: str, processes: int, env: Dict[str, str]) -> Launch:
+    """How to start one process of a side running a script (``python -m jaxmigrate.verify._child``):
+    the way its project runs it (``_layout``), in a scratch working folder of its own."""
+    from jaxmigrate.verify._layout import locate, mirror
+
+    layout = locate(filename)
+    extra = [arg for entry in layout.path for arg in ("--path-entry", entry)]
+    if layout.module:
+        extra += ["--module", layout.module]
+    env = dict(env, PYTHONSAFEPATH="1")  # the working folder is not on sys.path (a logging.py there)
 
     def launch(i: int, port: int, out: Path):
+        cwd = mirror(layout.base, out.parent / f"{out.stem}.cwd")
         cmd = [sys.executable, "-m", "jaxmigrate.verify._child", "--side", side, "--script", script,
                "--filename", filename, "--out", str(out), "--processes", str(processes),
                "--process-id", str(i), "--port", str(port), *extra]

@@ -59,9 +59,7 @@ def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeou
     if devices < 1 or processes < 1 or devices % processes:
         raise ValueError(f"{devices} devices cannot be split evenly over {processes} processes")
     env = child_environment(devices // processes)
-    launches = {side: script_launch(side.rstrip("0123456789"), script, filename, processes, env,
-                                    os.path.dirname(os.path.abspath(filename)) or ".")
-                for side, (script, filename) in scripts.items()}
+    launches = {side: script_launch(side, script, filename, processes, env) for side, (script, filename) in scripts.items()}
     return run_launches(launches, processes=processes, timeout=timeout)
 
 
