@@ -90,6 +90,7 @@ def main(argv=None) -> None:
     parser.add_argument("--module", help="run as `python -m MODULE` (a package module)")
     parser.add_argument("--path-entry", action="append", default=[], help="first on sys.path, in order")
     args = parser.parse_args(argv)
+    workdir = os.getcwd()
     _drop_working_dir_from_path()
 
     times = {"start": time.time()}
@@ -120,11 +121,13 @@ def main(argv=None) -> None:
                                           path_entries=args.path_entry)
     times["run"] = time.time()
 
+    from jaxmigrate.verify._files import observe_files
     from jaxmigrate.verify.observe import observe_globals
 
     result = {
         "side": args.side, "process": args.process_id, "calls": calls,
         "globals": observe_globals(namespace), "exception": exception, "times": times,
+        "files": observe_files(workdir),
         "deprecations": deprecations(caught),
     }
     tmp = args.out + ".tmp"

@@ -38,6 +38,7 @@ class Verdict:
     deprecations: List[str] = field(default_factory=list)
     # observations that differed between two runs of the before side: left out of the comparison
     unstable: List[str] = field(default_factory=list)
+    renamed: List[str] = field(default_factory=list)  # globals found after under another name
     runs: List[ProcessRun] = field(default_factory=list, repr=False)
 
     @property
@@ -50,7 +51,7 @@ class Verdict:
             "before": self.before, "after": self.after, "devices": self.devices, "processes": self.processes,
             "seconds": round(self.seconds, 3), "compared": self.compared,
             "differences": [d.to_dict() for d in self.differences], "errors": self.errors,
-            "deprecations": self.deprecations, "unstable": self.unstable,
+            "deprecations": self.deprecations, "unstable": self.unstable, "renamed": self.renamed,
         }
 
 
@@ -91,7 +92,8 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         verdict.deprecations += [d for d in a.result.get("deprecations", ()) if d not in verdict.deprecations]
     raised = [b.result["exception"] for b, _ in pairs if b.result["exception"]]
     for b, a in pairs:
-        verdict.differences += compare_process(b.result, a.result, b.process, prefix_only=bool(raised))
+        verdict.differences += compare_process(b.result, a.result, b.process, prefix_only=bool(raised),
+                                               renamed=verdict.renamed)
     verdict.compared = compared_text(pairs)
     if raised:
         verdict.status = "undecidable"
