@@ -113,3 +113,15 @@ def test_pytest_honours_the_timeout(tmp_path):
                                        "--timeout", "3"])
     assert result.exit_code == 2, result.output
     assert "timed out after 3 s" in result.output
+
+
+def test_a_suite_that_stopped_early_is_undecidable(tmp_path):
+    """A session that ends early (here pytest.exit; on jax v0.4.1's pjit_test a pytest internal
+    error) leaves the rest of the tests unrun: not comparable."""
+    for side in ("before", "after"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "test_stop.py").write_text(
+            "import pytest\n\ndef test_a():\n    pytest.exit('stop')\n\ndef test_b():\n    assert True\n")
+    verdict = verify_suites(str(tmp_path / "before"), str(tmp_path / "after"))
+    assert verdict.status == "undecidable", render(verdict)
+    assert "stopped early: pytest exit status 2 (interrupted) after 1 tests" in verdict.reason

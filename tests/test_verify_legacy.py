@@ -320,6 +320,31 @@ def test_gda_through_jit_eval_shape_and_jnp(mesh):
     np.testing.assert_allclose(np.asarray(jnp.mean(gda, axis=0)), data.mean(axis=0))
 
 
+def test_a_second_pjit_of_the_same_function_does_not_trace_again(mesh):
+    """jax v0.4.1 pjit_test testCaching: the trace cache is keyed by the function."""
+    traced = []
+
+    def f(x):
+        traced.append(1)
+        return x * 2
+
+    x = np.arange(32.0).reshape(8, 4)
+    with mesh:
+        pjit(f, in_axis_resources=P(("x", "y")), out_axis_resources=None)(x)
+        pjit(f, in_axis_resources=P(("x", "y")), out_axis_resources=None)(x)
+    with maps.Mesh(mesh.devices, mesh.axis_names):
+        pjit(f, in_axis_resources=P(("x", "y")), out_axis_resources=None)(x)
+    assert len(traced) == 1
+
+
+def test_pjit_lowers_with_abstract_arguments(mesh):
+    """`pjit(f).lower(jax.ShapeDtypeStruct(...))` (jax v0.4.1 pjit_test testLowerWithDuckTyping)."""
+    f = pjit(lambda a: a * 2, in_axis_resources=P("x"), out_axis_resources=P("x"), donate_argnums=0)
+    with mesh:
+        lowered = f.lower(jax.ShapeDtypeStruct((8, 2), np.float32))
+    assert "mhlo.sharding" in lowered.as_text() or "sharding" in lowered.as_text()
+
+
 def test_device_array_names_and_device_buffers(mesh):
     from jax._src.device_array import DeviceArray
     from jax.interpreters.pxla import ShardedDeviceArray

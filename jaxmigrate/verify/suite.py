@@ -5,7 +5,8 @@ suite, as every host of a multi-host job does), BEFORE's with the legacy runtime
 at once, each in its own session (a time-out kills the whole process group). The plugin
 ``jaxmigrate.verify._plugin`` records per test id the outcome, the first error lines and every
 compiled call's value; they are compared per process and per test id: the same tests must exist,
-end the same way and compute the same values. A suite where no test ran is undecidable.
+end the same way and compute the same values. A suite where no test ran, or whose session
+stopped early (pytest's internal error, an interruption), is undecidable.
 """
 
 from __future__ import annotations
@@ -66,6 +67,19 @@ def _failure(run: ProcessRun, timeout: float) -> Optional[str]:
             else f"exited with code {run.returncode} before the end of its session")
     tail = "\n".join(run.output.strip().splitlines()[-15:])
     return f"the {run.side} suite (process {run.process}) {what}" + (f":\n{tail}" if tail else "")
+
+
+_STOPPED = {2: "interrupted", 3: "internal error", 4: "usage error"}  # pytest exit statuses that end a session early
+
+
+def _stopped(run: ProcessRun) -> Optional[str]:
+    """Why a side's session ended before running every test (pytest's exit status), if it did."""
+    status = run.result.get("exitstatus")
+    if status not in _STOPPED:
+        return None
+    last = [line for line in run.output.splitlines() if line.startswith(("INTERNALERROR>", "ERROR:", "E "))][-1:]
+    return (f"the {run.side} suite (process {run.process}) stopped early: pytest exit status {status} "
+            f"({_STOPPED[status]}) after {len(run.result['tests'])} tests" + (f": {last[0]}" if last else ""))
 
 
 def _outcome(tests: Dict[str, Any], test_id: str) -> str:
@@ -143,7 +157,12 @@ def _decide(verdict: SuiteVerdict, runs: Dict[str, List[ProcessRun]], unstable: 
     collected = len(set(first["tests"]) | set(runs["after"][0].result["tests"]))
     verdict.compared = (f"{ran} of {collected} tests run on both sides, {calls} compiled call value(s), "
                         f"{len(first['collect_errors'])} collection error(s) before")
-    if verdict.differences:
+    stopped = [why for side in ("before", "after") for run in runs[side] if (why := _stopped(run))]
+    if stopped:  # the tests it did not run are not comparable
+        verdict.status = "undecidable"
+        verdict.reason = stopped[0]
+        verdict.errors = stopped[1:] + verdict.errors
+    elif verdict.differences:
         verdict.status = "divergent"
         verdict.reason = f"{len(verdict.differences)} difference(s)"
     elif ran == 0:

@@ -49,6 +49,7 @@ class _UnspecifiedValue:
 FROM_GDA = _FromGdaSingleton()
 _UNSPECIFIED = _UnspecifiedValue()
 
+_SHARED: Dict[Any, Any] = {}  # compiled functions shared by every pjit of the same function
 _NO_MESH = "pjit requires a non-empty mesh! Are you sure that it's defined at the call site?"
 
 
@@ -103,7 +104,8 @@ def _index_tuple(value) -> Tuple[int, ...]:
 
 
 def _is_tracer(x) -> bool:
-    return isinstance(x, jax.core.Tracer)
+    """A value with no data to place: a tracer (nested pjit) or a ShapeDtypeStruct (``.lower``)."""
+    return isinstance(x, (jax.core.Tracer, jax.ShapeDtypeStruct))
 
 
 def _global_input(x, spec, mesh):
@@ -211,10 +213,17 @@ class LegacyPjitFunction:
                 donated.extend(range(offset, offset + count))
             offset += count
         key = (treedef, static, in_shardings, tuple(donated), mesh, tuple(sorted(kwargs)))
-        jitted = self._cache.get(key)
+        out_leaves, out_tree = jax.tree_util.tree_flatten(self._out_spec, is_leaf=_is_leaf)
+        shared_key = (self._fun, key, tuple(out_leaves), out_tree, tuple(sorted(self._jit_kwargs.items())))
+        try:  # 0.4.1 cached by the function: a second pjit(f) of the same f did not trace again
+            hash(shared_key)
+            cache, key = _SHARED, shared_key
+        except TypeError:  # an unhashable static argument or option: this object's own cache
+            cache = self._cache
+        jitted = cache.get(key)
         if jitted is None:
             jitted = self._build(treedef, static, dyn_positions, in_shardings, tuple(donated), mesh)
-            self._cache[key] = jitted
+            cache[key] = jitted
         return jitted, values, any(_is_tracer(x) for x in flat)
 
     def _build(self, treedef, static, dyn_positions, in_shardings, donated, mesh):
