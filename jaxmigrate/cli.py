@@ -137,10 +137,13 @@ def check(paths, select, ignore, target_jax, no_cache, jobs, output_format, outp
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes marked unsafe.")
 @click.option("--verify", "verify_fixes", is_flag=True,
               help="RUN each changed file before and after (see `jaxmigrate verify`) and write it only if equivalent.")
+@click.option("--pytest", "verify_tests", type=click.Path(exists=True), default=None,
+              help="With --verify: verify through the project's tests at this path (both trees, per-test values); "
+                   "write every fixed file only if the suites are equivalent.")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False), default=None,
               help="Write a markdown checklist of what is left for a person (counts, file:line, why, suggested code).")
 def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output_file, show_statistics, exit_zero, diff,
-        unsafe_fixes, verify_fixes, report_file):
+        unsafe_fixes, verify_fixes, verify_tests, report_file):
     """Rewrite deprecated JAX API uses in place. Exit 0: nothing left, 1: findings remain, 2: errors.
 
     With --diff nothing is written; the exit code is 1 when there is anything to change. With
@@ -152,14 +155,23 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
 
     if verify_fixes and diff:
         raise click.UsageError("--verify writes verified files; it cannot be combined with --diff")
+    if verify_tests and not verify_fixes:
+        raise click.UsageError("--pytest TESTS goes with --verify")
     if verify_fixes:
         _require_jax()
     results, missing = _run(paths, select, ignore, target_jax, jobs, fix=True, write=not (diff or verify_fixes),
                             unsafe_fixes=unsafe_fixes, no_cache=no_cache)
     if verify_fixes:
-        from jaxmigrate.verify.gate import verify_and_write
+        from jaxmigrate.verify import gate
 
-        verify_and_write(results)
+        if verify_tests:
+            verdict = gate.verify_suite_and_write(results, verify_tests)
+            if verdict is not None:
+                from jaxmigrate.verify import suite
+
+                click.echo(suite.render(verdict), err=True)
+        else:
+            gate.verify_and_write(results)
     if diff:
         from jaxmigrate.reporting.terminal import diff as coloured
 

@@ -337,6 +337,11 @@ def test_a_second_pjit_of_the_same_function_does_not_trace_again(mesh):
     assert len(traced) == 1
 
 
+def test_gda_repr_prints_the_spec_as_0_4_1_did(mesh):
+    gda = GlobalDeviceArray.from_callback((8, 2), mesh, P(("x", "y")), lambda index: np.zeros((8, 2))[index])
+    assert repr(gda).endswith("global_mesh_shape={'x': 4, 'y': 2}, mesh_axes=PartitionSpec(('x', 'y'),))")
+
+
 def test_pjit_lowers_with_abstract_arguments(mesh):
     """`pjit(f).lower(jax.ShapeDtypeStruct(...))` (jax v0.4.1 pjit_test testLowerWithDuckTyping)."""
     f = pjit(lambda a: a * 2, in_axis_resources=P("x"), out_axis_resources=P("x"), donate_argnums=0)

@@ -40,3 +40,21 @@ def test_fix_verify_writes_a_package_whose_modules_import_each_other(tmp_path):
     for name in ("train.py", "util.py"):
         text = (proj / "mypkg" / name).read_text()
         assert "jax.experimental" not in text, text
+
+
+LIBRARY = Path(__file__).parent / "verify_projects" / "library_with_tests"
+
+
+def test_fix_verify_pytest_verifies_library_code_through_its_tests(tmp_path):
+    """mylib/sharded.py only defines functions: verified alone it computes nothing (undecidable,
+    not written); through the project's tests (per-test values compared) it is written."""
+    proj = Path(shutil.copytree(LIBRARY, tmp_path / "lib", ignore=shutil.ignore_patterns("__pycache__")))
+    target = proj / "mylib" / "sharded.py"
+    original = target.read_text()
+    alone = CliRunner().invoke(main, ["fix", "--verify", "--unsafe-fixes", str(target)])
+    assert alone.exit_code == 2 and "nothing was compared" in alone.output, alone.output
+    assert target.read_text() == original
+    result = CliRunner().invoke(main, ["fix", "--verify", "--unsafe-fixes", "--pytest", str(proj / "tests"), str(target)])
+    assert result.exit_code == 0, result.output
+    assert "jax.experimental" not in target.read_text()
+    assert "1 of 1 tests run on both sides, 1 compiled call value(s)" in result.output

@@ -66,3 +66,39 @@ def verify_and_write(results: Sequence, *, devices: int = 8, processes: int = 1,
             result.changed, result.fixes_applied = False, 0
         result.new_bytes = None
     return [verdicts[id(r)] for r in changed]
+
+
+def verify_suite_and_write(results: Sequence, tests: str, *, devices: int = 8, processes: int = 1,
+                           timeout: float = 600.0):
+    """`fix --verify --pytest TESTS`: run the project's tests (TESTS, a folder or file inside the
+    project) on the original tree (legacy runtime) and on a copy with every fix applied
+    (installed JAX); write the fixed files only when the suites are equivalent (outcomes and
+    per-test values), else none, each reported with the verdict."""
+    from jaxmigrate.verify._layout import project_root
+    from jaxmigrate.verify.suite import verify_suites
+
+    changed = [r for r in results if r.new_bytes is not None]
+    if not changed:
+        return None
+    tests_abs = os.path.abspath(tests)
+    base = project_root(tests_abs if os.path.isdir(tests_abs) else os.path.dirname(tests_abs))
+    base = base or os.path.commonpath([os.path.dirname(tests_abs)] + [os.path.abspath(r.path) for r in changed])
+    outside = [r for r in changed if not os.path.abspath(r.path).startswith(base.rstrip(os.sep) + os.sep)]
+    with tempfile.TemporaryDirectory(prefix="jaxmigrate-fixed-") as tmp:
+        tree = copy_project(base, Path(tmp) / "tree")
+        verdict = None
+        if tree is not None and not outside:
+            for result in changed:
+                (tree / os.path.relpath(os.path.abspath(result.path), base)).write_bytes(result.new_bytes)
+            verdict = verify_suites(base, str(tree), [os.path.relpath(tests_abs, base)], devices=devices,
+                                    processes=processes, timeout=timeout)
+    for result in changed:
+        if verdict is not None and verdict.status == "equivalent":
+            write_atomic(Path(result.path), result.new_bytes)
+        else:
+            why = (f"verification {verdict.status}: {verdict.reason.splitlines()[0]}" if verdict is not None
+                   else f"cannot verify through the tests: {'outside the project ' + base if outside else 'project too large to copy'}")
+            result.error = f"not written: {why}"
+            result.changed, result.fixes_applied = False, 0
+        result.new_bytes = None
+    return verdict
