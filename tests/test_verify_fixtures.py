@@ -122,7 +122,9 @@ def verdicts(request):
 
     def run(job):
         case, processes = job
-        return job, verify_files(str(case / "before.py"), str(case / "after.py"), processes=processes, timeout=90)
+        # recheck=False: the pinned divergent verdicts are not about instability (test_verify_honest is)
+        return job, verify_files(str(case / "before.py"), str(case / "after.py"), processes=processes, timeout=90,
+                                 recheck=False)
 
     with ThreadPoolExecutor(2) as pool:
         return dict(pool.map(run, wanted))
