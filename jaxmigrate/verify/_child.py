@@ -1,11 +1,13 @@
 """One process of one side: ``python -m jaxmigrate.verify._child --side before|after ...``.
 
 Started by the runner with ``JAX_PLATFORMS=cpu`` and the host-platform device-count flag in its
-environment. In order: import jax; with several processes ``jax.distributed.initialize`` on
-127.0.0.1 (the script's own call then does nothing); the legacy runtime on the before side; the
-recorder around ``jax.jit`` and the modern pjit entry points; the script, run as ``__main__``;
-then its observations are pickled to ``--out``: every compiled call's value in call order, the
-observable module globals at exit, and the uncaught exception if any.
+environment, in a scratch working folder of its own (``_layout``). In order: import jax; with
+several processes ``jax.distributed.initialize`` on 127.0.0.1 (the script's own call then does
+nothing); the legacy runtime on the before side; the recorder (``_recorder``); the global
+generators seeded; the script, run as ``__main__`` the way its project runs it (``--module``
+for a package module, ``--path-entry`` first on sys.path); then its observations are pickled to
+``--out``: every compiled call's value and donated inputs in call order, the observable module
+globals at exit, the files written in the working folder, and the uncaught exception if any.
 """
 
 from __future__ import annotations

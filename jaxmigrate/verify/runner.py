@@ -1,9 +1,9 @@
-"""Run both sides in fresh processes and decide: equivalent, divergent or undecidable.
+"""Run both sides of a script pair and decide: equivalent, divergent or undecidable.
 
-Each side runs in ``processes`` fresh Python processes (``python -m jaxmigrate.verify._child``),
-both sides at once, each process in its own session so that a time-out kills its whole process
-group. Only the loopback interface is used (the coordinator of a multi-process side listens on
-127.0.0.1 at a free port). No process outlives ``verify_files``.
+The processes are handled by ``_procs`` (fresh processes per side, both sides at once, killed by
+process group, loopback only). Undecidable: a side gave no observations, the before side raised,
+or nothing was compared. A first comparison with differences runs the before side again; what
+differs between its two runs is unstable, left out and listed.
 """
 
 from __future__ import annotations
