@@ -137,10 +137,13 @@ def check(paths, select, ignore, target_jax, no_cache, jobs, output_format, outp
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes marked unsafe.")
 @click.option("--verify", "verify_fixes", is_flag=True,
               help="RUN each changed file before and after (see `jaxmigrate verify`) and write it only if equivalent.")
+@click.option("--pytest", "verify_tests", type=click.Path(exists=True), default=None,
+              help="With --verify: verify through the project's tests at this path (both trees, per-test values); "
+                   "write every fixed file only if the suites are equivalent.")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False), default=None,
               help="Write a markdown checklist of what is left for a person (counts, file:line, why, suggested code).")
 def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output_file, show_statistics, exit_zero, diff,
-        unsafe_fixes, verify_fixes, report_file):
+        unsafe_fixes, verify_fixes, verify_tests, report_file):
     """Rewrite deprecated JAX API uses in place. Exit 0: nothing left, 1: findings remain, 2: errors.
 
     With --diff nothing is written; the exit code is 1 when there is anything to change. With
@@ -152,14 +155,23 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
 
     if verify_fixes and diff:
         raise click.UsageError("--verify writes verified files; it cannot be combined with --diff")
+    if verify_tests and not verify_fixes:
+        raise click.UsageError("--pytest TESTS goes with --verify")
     if verify_fixes:
         _require_jax()
     results, missing = _run(paths, select, ignore, target_jax, jobs, fix=True, write=not (diff or verify_fixes),
                             unsafe_fixes=unsafe_fixes, no_cache=no_cache)
     if verify_fixes:
-        from jaxmigrate.verify.gate import verify_and_write
+        from jaxmigrate.verify import gate
 
-        verify_and_write(results)
+        if verify_tests:
+            verdict = gate.verify_suite_and_write(results, verify_tests)
+            if verdict is not None:
+                from jaxmigrate.verify import suite
+
+                click.echo(suite.render(verdict), err=True)
+        else:
+            gate.verify_and_write(results)
     if diff:
         from jaxmigrate.reporting.terminal import diff as coloured
 
@@ -179,7 +191,7 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
     sys.exit(code)
 
 
-def _verify_suites(args, devices, timeout, output_format):
+def _verify_suites(args, devices, processes, timeout, output_format):
     import json
 
     from jaxmigrate.verify import suite
@@ -187,10 +199,10 @@ def _verify_suites(args, devices, timeout, output_format):
     folders, pytest_args = list(args[:2]), list(args[2:])
     if len(folders) != 2 or not all(os.path.isdir(f) for f in folders):
         raise click.UsageError("--pytest takes BEFORE_DIR AFTER_DIR [-- PYTEST_ARGS]")
-    verdict = suite.verify_suites(folders[0], folders[1], pytest_args, devices=devices, timeout=max(timeout, 600))
+    verdict = suite.verify_suites(folders[0], folders[1], pytest_args, devices=devices, processes=processes,
+                                  timeout=suite.DEFAULT_TIMEOUT if timeout is None else timeout)
     if output_format == "json":
-        click.echo(json.dumps(dict(verdict=verdict.status, exit_code=verdict.exit_code, reason=verdict.reason,
-                                   differences=verdict.differences, outcomes=verdict.outcomes), indent=2))
+        click.echo(json.dumps(verdict.to_dict(), indent=2))
     else:
         click.echo(suite.render(verdict))
     sys.exit(verdict.exit_code)
@@ -237,8 +249,9 @@ def explain(code):
 @click.option("--devices", type=click.IntRange(min=1), default=8, show_default=True, help="CPU devices in total.")
 @click.option("--processes", type=click.IntRange(min=1), default=1, show_default=True,
               help="Processes per side; the devices are split evenly over them.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
-              help="Seconds before both sides are killed (undecidable).")
+@click.option("--timeout", type=click.FloatRange(min=1), default=None,
+              help="Seconds before both sides are killed (undecidable). Default: 60 for scripts, 600 with --pytest "
+                   "(the whole suite).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--pytest", "suites", is_flag=True,
               help="BEFORE_DIR AFTER_DIR [-- PYTEST_ARGS]: run both test suites and compare outcomes per test id.")
@@ -252,26 +265,26 @@ def verify(files, devices, processes, timeout, output_format, suites):
     (unsafe fixes included) and compares it with that.
 
     `verify --pytest BEFORE_DIR AFTER_DIR [-- PYTEST_ARGS]` runs a project's pytest suite in
-    each folder (BEFORE's with the legacy runtime installed) and compares the outcome of every
-    test id.
+    each folder (BEFORE's with the legacy runtime installed; in every one of --processes
+    processes) and compares per test id the outcome and every compiled call's value.
 
     This command EXECUTES the given files. Exit 0: equivalent, 1: divergent, 2: undecidable (a
     side could not run, BEFORE raised under the legacy runtime, or a time-out).
     """
     _require_jax()
+    if devices % processes:
+        raise click.BadParameter(f"{devices} devices cannot be split evenly over {processes} processes",
+                                 param_hint="--devices/--processes")
     if suites:
-        return _verify_suites(files, devices, timeout, output_format)
+        return _verify_suites(files, devices, processes, timeout, output_format)
     if len(files) > 2:
         raise click.UsageError("give BEFORE.py AFTER.py, or one FILE.py")
     for name in files:
         if not os.path.isfile(name):
             raise click.BadParameter(f"{name!r} is not a file", param_hint="FILES")
-    if devices % processes:
-        raise click.BadParameter(f"{devices} devices cannot be split evenly over {processes} processes",
-                                 param_hint="--devices/--processes")
     from jaxmigrate.verify import report, runner
 
-    options = dict(devices=devices, processes=processes, timeout=timeout)
+    options = dict(devices=devices, processes=processes, timeout=60.0 if timeout is None else timeout)
     if len(files) == 2:
         verdict = runner.verify_files(files[0], files[1], **options)
     else:

@@ -49,7 +49,7 @@ def test_migrated_suite_is_equivalent(tmp_path):
     assert CliRunner().invoke(main, ["fix", "--unsafe-fixes", after]).exit_code == 0  # all the way to jax.jit
     result = CliRunner().invoke(main, ["verify", "--pytest", before, after])
     assert result.exit_code == 0, result.output
-    assert "2 tests, same outcomes" in result.output
+    assert "2 tests ran, same outcomes and values" in result.output
 
 
 def test_wrong_migration_changes_an_outcome(tmp_path):
@@ -60,7 +60,7 @@ def test_wrong_migration_changes_an_outcome(tmp_path):
     before, after = _suites(tmp_path, wrong)
     result = CliRunner().invoke(main, ["verify", "--pytest", before, after, "--", "-p", "no:randomly"])
     assert result.exit_code == 1, result.output
-    assert "test_model::test_double: before passed, after failed" in result.output
+    assert "test_model.py::test_double: before passed, after failed" in result.output
 
 
 BACKGROUND_TEST = '''

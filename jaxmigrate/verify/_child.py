@@ -1,18 +1,19 @@
 """One process of one side: ``python -m jaxmigrate.verify._child --side before|after ...``.
 
 Started by the runner with ``JAX_PLATFORMS=cpu`` and the host-platform device-count flag in its
-environment. In order: import jax; with several processes ``jax.distributed.initialize`` on
-127.0.0.1 (the script's own call then does nothing); the legacy runtime on the before side; the
-recorder around ``jax.jit`` and the modern pjit entry points; the script, run as ``__main__``;
-then its observations are pickled to ``--out``: every compiled call's value in call order, the
-observable module globals at exit, and the uncaught exception if any.
+environment, in a scratch working folder of its own (``_layout``). In order: import jax; with
+several processes ``jax.distributed.initialize`` on 127.0.0.1 (the script's own call then does
+nothing); the legacy runtime on the before side; the recorder (``_recorder``); the global
+generators seeded; the script, run as ``__main__`` the way its project runs it (``--module``
+for a package module, ``--path-entry`` first on sys.path); then its observations are pickled to
+``--out``: every compiled call's value and donated inputs in call order, the observable module
+globals at exit, the files written in the working folder, and the uncaught exception if any.
 """
 
 from __future__ import annotations
 
 import argparse
 import builtins
-import functools
 import os
 import pickle
 import sys
@@ -20,112 +21,38 @@ import time
 import traceback
 import types
 import warnings
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Sequence
 
-_SELF = os.path.abspath(__file__)
-_PASS_THROUGH = ("functools.py", "contextlib.py")
-
-
-def _library_dirs():
-    """JAX, jaxlib and the verifier itself (the legacy runtime's own jit is not the user's)."""
-    import jax
-    import jaxlib
-
-    verify_dir = os.path.dirname(_SELF)
-    return tuple(os.path.dirname(m.__file__) + os.sep for m in (jax, jaxlib)) + (verify_dir + os.sep,)
+def _drop_working_dir_from_path() -> None:
+    """``python -m`` put the working directory first on sys.path: the program decides its path."""
+    here = os.getcwd()
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", here)]
 
 
-def _created_by_user(library_dirs) -> bool:
-    """Whether the nearest caller outside the recorder is the user's code (not JAX itself)."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not (filename == _SELF or filename.endswith(_PASS_THROUGH)):
-            return not filename.startswith(library_dirs)
-        frame = frame.f_back
-    return False
-
-
-class Recorded:
-    """A compiled function made by the user's code: each call's value is recorded."""
-
-    def __init__(self, fn):
-        self._fn = fn
-        for name in ("__name__", "__qualname__", "__doc__", "__module__"):
-            try:
-                setattr(self, name, getattr(fn, name))
-            except AttributeError:
-                pass
-        self.__wrapped__ = getattr(fn, "__wrapped__", fn)
-
-    def __call__(self, *args, **kwargs):
-        from jaxmigrate.verify import _hooks
-
-        out = self._fn(*args, **kwargs)
-        if not _hooks.is_suppressed() and not _has_tracer(out):
-            _hooks.record(out)
-        return out
-
-    def __getattr__(self, name):
-        return getattr(self._fn, name)
-
-    def __get__(self, instance, owner=None):
-        return self if instance is None else functools.partial(self, instance)
-
-
-def _has_tracer(tree) -> bool:
-    import jax
-
-    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(tree))
-
-
-def _recording(factory, library_dirs):
-    @functools.wraps(factory)
-    def make(*args, **kwargs):
-        if not args:  # jax.jit(static_argnums=...) used as a decorator factory
-            return functools.partial(make, **kwargs)
-        compiled = factory(*args, **kwargs)
-        return Recorded(compiled) if _created_by_user(library_dirs) else compiled
-
-    make._jaxmigrate_recording = True
-    return make
-
-
-def install_recorder(calls: List[Dict[str, Any]]) -> None:
-    """Record the value of every compiled call made by the user's code (legacy pjit records itself)."""
-    import jax
-    import jax._src.pjit
-    import jax.experimental.pjit
-
-    from jaxmigrate.verify import _hooks
-    from jaxmigrate.verify.observe import observe
-
-    _hooks.set_sink(lambda value: calls.append(observe(value)))
-    dirs = _library_dirs()
-    jax.jit = _recording(jax.jit, dirs)
-    modern_pjit = jax._src.pjit.pjit
-    if not getattr(modern_pjit, "_jaxmigrate_legacy", False) and not hasattr(modern_pjit, "_jaxmigrate_recording"):
-        recorded = _recording(modern_pjit, dirs)
-        jax._src.pjit.pjit = recorded
-        deprecated = getattr(jax.experimental.pjit, "_deprecations", {})
-        if "pjit" in deprecated:  # keep the access warning: a migrated script that still uses pjit must show it
-            deprecated["pjit"] = (deprecated["pjit"][0], recorded)
-        else:
-            jax.experimental.pjit.pjit = recorded
-
-
-def run_script(path: str, filename: str, namespace: Dict[str, Any]):
-    """Run the script as ``__main__``; returns the uncaught exception's description or None."""
+def run_script(path: str, filename: str, namespace: Dict[str, Any], *, module_name: Optional[str] = None,
+               path_entries: Sequence[str] = ()):
+    """Run the script as ``__main__`` (as ``python -m module_name`` when given: its package is
+    imported first and relative imports work); ``path_entries`` go first on sys.path (default:
+    the script's folder). Returns the uncaught exception's description (or None) and the globals."""
     with open(path, "rb") as f:
         source = f.read()
     module = types.ModuleType("__main__")
     module.__dict__.update(namespace)
     module.__file__ = filename
     module.__builtins__ = builtins
-    sys.modules["__main__"] = module
     sys.argv = [filename]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(filename)))
+    sys.path[:0] = list(path_entries) or [os.path.dirname(os.path.abspath(filename))]
     try:
+        if module_name:
+            import importlib
+            import importlib.util
+
+            package = module_name.rpartition(".")[0] if not filename.endswith("__init__.py") else module_name
+            module.__package__ = package
+            if package:
+                importlib.import_module(package)
+            module.__spec__ = importlib.util.find_spec(module_name)
+        sys.modules["__main__"] = module
         exec(compile(source, filename, "exec"), module.__dict__)
     except SystemExit as exc:
         if exc.code not in (None, 0):
@@ -162,7 +89,11 @@ def main(argv=None) -> None:
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--process-id", type=int, default=0)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--module", help="run as `python -m MODULE` (a package module)")
+    parser.add_argument("--path-entry", action="append", default=[], help="first on sys.path, in order")
     args = parser.parse_args(argv)
+    workdir = os.getcwd()
+    _drop_working_dir_from_path()
 
     times = {"start": time.time()}
     import jax
@@ -179,20 +110,26 @@ def main(argv=None) -> None:
         from jaxmigrate.verify.legacy import install
 
         install()
+    from jaxmigrate.verify._recorder import install_recorder, seed
+
     calls: List[Dict[str, Any]] = []
-    install_recorder(calls)
+    install_recorder(calls.append)
+    seed()
     times["setup"] = time.time()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DeprecationWarning)
         warnings.simplefilter("always", FutureWarning)
-        exception, namespace = run_script(args.script, args.filename or args.script, {})
+        exception, namespace = run_script(args.script, args.filename or args.script, {}, module_name=args.module,
+                                          path_entries=args.path_entry)
     times["run"] = time.time()
 
+    from jaxmigrate.verify._files import observe_files
     from jaxmigrate.verify.observe import observe_globals
 
     result = {
         "side": args.side, "process": args.process_id, "calls": calls,
         "globals": observe_globals(namespace), "exception": exception, "times": times,
+        "files": observe_files(workdir),
         "deprecations": deprecations(caught),
     }
     tmp = args.out + ".tmp"

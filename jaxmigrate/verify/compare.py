@@ -3,7 +3,8 @@
 Integers, booleans and strings compare exactly, floats with ``np.allclose(rtol=1e-5, atol=1e-6)``
 (NaNs equal). Array shapes, dtypes and shardings must match exactly. Globals that only the AFTER
 side has are names the migration introduced and are not compared; a global the migration lost is
-a difference.
+a difference unless its value is there under a new name (renamed). Files written compare by
+value (``.npy``/``.npz``) or by bytes; the inputs each compiled call deleted (donation) too.
 """
 
 from __future__ import annotations
@@ -92,17 +93,20 @@ def diff(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[str]:
             if inner:
                 return f"[{k}] {inner}"
         return None
+    if kind == "bytes":
+        return None if (a["size"], a["sha256"]) == (b["size"], b["sha256"]) else "bytes"
     if kind == "unobservable":
         return None if a["error"] == b["error"] else "error"
     return None  # none, object: opaque, equal
 
 
 def compare_process(before: Dict[str, Any], after: Dict[str, Any], process: int,
-                    *, prefix_only: bool = False) -> List[Difference]:
+                    *, prefix_only: bool = False, renamed: Optional[List[str]] = None) -> List[Difference]:
     """Every difference between one process's observations on both sides.
 
     With ``prefix_only`` (one side stopped early) only the calls both made and the globals both
-    have are compared.
+    have are compared. A global only BEFORE has whose value AFTER has under a name of its own is
+    renamed, not a difference: listed in ``renamed`` when given.
     """
     from jaxmigrate.verify.report import abridge, summarize
 
@@ -116,15 +120,39 @@ def compare_process(before: Dict[str, Any], after: Dict[str, Any], process: int,
         what = diff(x, y)
         if what:
             out.append(Difference(process, f"call #{i}", f"{what} differs", summarize(x), summarize(y)))
+        elif x.get("donated", ()) != y.get("donated", ()):
+            out.append(Difference(process, f"call #{i}", "donated inputs differ", _donated(x), _donated(y)))
     if len(calls_a) != len(calls_b) and not prefix_only:
         out.append(Difference(process, "compiled calls", "number differs", f"{len(calls_a)} calls", f"{len(calls_b)} calls"))
     globals_a, globals_b = before["globals"], after["globals"]
+    introduced = [name for name in globals_b if name not in globals_a]
     for name, x in globals_a.items():
         if name not in globals_b:
-            if not prefix_only:
+            twin = next((n for n in introduced if diff(x, globals_b[n]) is None), None)
+            if twin is not None:  # the migration renamed it (gda -> arr): the same value under another name
+                introduced.remove(twin)
+                if renamed is not None:
+                    renamed.append(f"`{name}` is `{twin}` after" + (f" (process {process})" if process else ""))
+            elif not prefix_only:
                 out.append(Difference(process, f"global `{name}`", "not defined after", summarize(x), "(not defined)"))
             continue
         what = diff(x, globals_b[name])
         if what:
             out.append(Difference(process, f"global `{name}`", f"{what} differs", summarize(x), summarize(globals_b[name])))
+    files_a, files_b = before.get("files", {}), after.get("files", {})
+    for name in sorted(set(files_a) | set(files_b)):
+        x, y = files_a.get(name), files_b.get(name)
+        if x is None or y is None:
+            if not prefix_only or x is None:
+                out.append(Difference(process, f"file `{name}`", "written on one side only",
+                                      "(not written)" if x is None else summarize(x), "(not written)" if y is None else summarize(y)))
+            continue
+        what = diff(x, y)
+        if what:
+            out.append(Difference(process, f"file `{name}`", f"{what} differs", summarize(x), summarize(y)))
     return out
+
+
+def _donated(obs: Dict[str, Any]) -> str:
+    donated = obs.get("donated", ())
+    return f"deleted input leaves {list(donated)}" if donated else "no input deleted"

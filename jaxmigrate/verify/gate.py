@@ -1,34 +1,104 @@
-"""`jaxmigrate fix --verify`: write a fixed file only if it computes what the original did."""
+"""`jaxmigrate fix --verify`: write a fixed file only if it computes what the original did.
+
+The fixed files of one project are verified together, the way the project runs (``_layout``):
+a copy of the project (Python files copied, others linked) gets every fixed text, and each
+changed file runs from the original tree on the legacy runtime and from the copy on the
+installed JAX, so a package module imports its fixed siblings, relative imports work and
+nothing runs from the user's folder with half its files migrated.
+"""
 
 from __future__ import annotations
 
 import os
 import tempfile
 from pathlib import Path
-from typing import List, Sequence
+from typing import Dict, List, Sequence
 
 from jaxmigrate.engine.writer import write_atomic
+from jaxmigrate.verify._layout import copy_project, locate
 from jaxmigrate.verify.runner import Verdict, verify_files
+
+
+def _verify_one(result, options) -> Verdict:
+    """One file on its own: the fixed text in a temporary file run under the original's name."""
+    with tempfile.TemporaryDirectory(prefix="jaxmigrate-fixed-") as tmp:
+        fixed = os.path.join(tmp, os.path.basename(result.path))
+        Path(fixed).write_bytes(result.new_bytes)
+        return verify_files(result.path, fixed, before_name=result.path, after_name=result.path, **options)
+
+
+def _verify_tree(base: str, results: Sequence, options) -> Dict[int, Verdict]:
+    with tempfile.TemporaryDirectory(prefix="jaxmigrate-fixed-") as tmp:
+        tree = copy_project(base, Path(tmp) / "tree")
+        if tree is None:
+            return {id(r): _verify_one(r, options) for r in results}
+        copies = {}
+        for result in results:
+            copy = tree / os.path.relpath(os.path.abspath(result.path), base)
+            copy.write_bytes(result.new_bytes)
+            copies[id(result)] = copy
+        out = {}
+        for result in results:
+            verdict = verify_files(result.path, str(copies[id(result)]), **options)
+            verdict.after = f"{result.path} (fixed, in a copy of {base})"
+            out[id(result)] = verdict
+        return out
 
 
 def verify_and_write(results: Sequence, *, devices: int = 8, processes: int = 1, timeout: float = 60.0) -> List[Verdict]:
     """For each changed result, run the original on the legacy runtime and the fixed text on the
     installed JAX; write the fixed text only when they are equivalent. A divergent or
     undecidable file is left untouched and becomes an error on its result."""
-    verdicts = []
-    for result in results:
-        if result.new_bytes is None:
-            continue
-        with tempfile.TemporaryDirectory(prefix="jaxmigrate-fixed-") as tmp:
-            fixed = os.path.join(tmp, os.path.basename(result.path))
-            Path(fixed).write_bytes(result.new_bytes)
-            verdict = verify_files(result.path, fixed, before_name=result.path, after_name=result.path,
-                                   devices=devices, processes=processes, timeout=timeout)
-        verdicts.append(verdict)
+    options = dict(devices=devices, processes=processes, timeout=timeout)
+    changed = [r for r in results if r.new_bytes is not None]
+    by_base: Dict[str, list] = {}
+    for result in changed:
+        by_base.setdefault(locate(result.path).base, []).append(result)
+    verdicts: Dict[int, Verdict] = {}
+    for base, group in by_base.items():
+        verdicts.update(_verify_tree(base, group, options))
+    for result in changed:
+        verdict = verdicts[id(result)]
         if verdict.status == "equivalent":
             write_atomic(Path(result.path), result.new_bytes)
         else:
             result.error = f"not written: verification {verdict.status}: {verdict.reason}"
             result.changed, result.fixes_applied = False, 0
         result.new_bytes = None
-    return verdicts
+    return [verdicts[id(r)] for r in changed]
+
+
+def verify_suite_and_write(results: Sequence, tests: str, *, devices: int = 8, processes: int = 1,
+                           timeout: float = 600.0):
+    """`fix --verify --pytest TESTS`: run the project's tests (TESTS, a folder or file inside the
+    project) on the original tree (legacy runtime) and on a copy with every fix applied
+    (installed JAX); write the fixed files only when the suites are equivalent (outcomes and
+    per-test values), else none, each reported with the verdict."""
+    from jaxmigrate.verify._layout import project_root
+    from jaxmigrate.verify.suite import verify_suites
+
+    changed = [r for r in results if r.new_bytes is not None]
+    if not changed:
+        return None
+    tests_abs = os.path.abspath(tests)
+    base = project_root(tests_abs if os.path.isdir(tests_abs) else os.path.dirname(tests_abs))
+    base = base or os.path.commonpath([os.path.dirname(tests_abs)] + [os.path.abspath(r.path) for r in changed])
+    outside = [r for r in changed if not os.path.abspath(r.path).startswith(base.rstrip(os.sep) + os.sep)]
+    with tempfile.TemporaryDirectory(prefix="jaxmigrate-fixed-") as tmp:
+        tree = copy_project(base, Path(tmp) / "tree")
+        verdict = None
+        if tree is not None and not outside:
+            for result in changed:
+                (tree / os.path.relpath(os.path.abspath(result.path), base)).write_bytes(result.new_bytes)
+            verdict = verify_suites(base, str(tree), [os.path.relpath(tests_abs, base)], devices=devices,
+                                    processes=processes, timeout=timeout)
+    for result in changed:
+        if verdict is not None and verdict.status == "equivalent":
+            write_atomic(Path(result.path), result.new_bytes)
+        else:
+            why = (f"verification {verdict.status}: {verdict.reason.splitlines()[0]}" if verdict is not None
+                   else f"cannot verify through the tests: {'outside the project ' + base if outside else 'project too large to copy'}")
+            result.error = f"not written: {why}"
+            result.changed, result.fixes_applied = False, 0
+        result.new_bytes = None
+    return verdict

@@ -9,6 +9,7 @@ its addressable shards. A GlobalDeviceArray of the legacy runtime is observed as
 from __future__ import annotations
 
 import numbers
+import sys
 from typing import Any, Dict, Optional
 
 import numpy as np
@@ -83,6 +84,22 @@ def _jax(array) -> Dict[str, Any]:
     return obs
 
 
+def _sharding_object(value) -> Optional[Dict[str, Any]]:
+    """A PartitionSpec, Mesh or NamedSharding as plain data (the same classes on both sides)."""
+    sharding = sys.modules.get("jax.sharding")
+    if sharding is None:
+        return None
+    if isinstance(value, sharding.PartitionSpec):
+        return {"kind": "str", "value": f"PartitionSpec{tuple(value)!r}"}
+    if isinstance(value, sharding.Mesh):
+        positions = [_device_position(d) for d in value.devices.flat]
+        return {"kind": "str", "value": f"Mesh({dict(value.shape)!r}, devices={positions})"}
+    if isinstance(value, sharding.NamedSharding):
+        mesh, spec = _sharding_object(value.mesh), _sharding_object(value.spec)
+        return {"kind": "str", "value": f"NamedSharding({mesh['value']}, {spec['value']})"}
+    return None
+
+
 def observe(value, depth: int = 0) -> Dict[str, Any]:
     """The observation of any value (an opaque object is only its type name)."""
     try:
@@ -95,6 +112,9 @@ def observe(value, depth: int = 0) -> Dict[str, Any]:
             return {"kind": "str", "value": value}
         if value is None:
             return {"kind": "none"}
+        sharding_obs = _sharding_object(value)
+        if sharding_obs is not None:
+            return sharding_obs
         if isinstance(value, (tuple, list, dict)) and depth < MAX_DEPTH:
             if len(value) > MAX_ITEMS:
                 return {"kind": "seq", "type": type(value).__name__, "length": len(value), "items": ()}
@@ -109,10 +129,10 @@ def observe(value, depth: int = 0) -> Dict[str, Any]:
 
 
 def is_observable(value, depth: int = 0) -> bool:
-    """Module globals worth comparing: arrays, numbers, or containers holding some."""
+    """Module globals worth comparing: arrays, numbers, strings, or containers holding some."""
     if _underlying(value) is not None:
         return True
-    if isinstance(value, (bool, numbers.Number)):
+    if isinstance(value, (bool, numbers.Number, str)) or _sharding_object(value) is not None:
         return True
     if isinstance(value, (tuple, list, dict)) and depth < MAX_DEPTH and len(value) <= MAX_ITEMS:
         items = value.values() if isinstance(value, dict) else value

@@ -66,6 +66,8 @@ def summarize(obs: Dict[str, Any], limit: int = LIMIT) -> str:
         text = f"{obs['type']}({inner}{more})" if "length" not in obs else f"{obs['type']} of {obs['length']} items"
     elif kind == "dict":
         text = "{" + ", ".join(f"{k}: {summarize(v, 60)}" for k, v in obs["items"][:4]) + (", ..." if len(obs["items"]) > 4 else "") + "}"
+    elif kind == "bytes":
+        text = f"{obs['size']} bytes, sha256 {obs['sha256'][:12]}"
     elif kind == "unobservable":
         text = f"(unobservable: {obs['error']})"
     else:
@@ -79,10 +81,16 @@ def render_text(verdict, max_differences: int = 5) -> str:
             f"({v.processes} process{'es' if v.processes > 1 else ''} x {v.devices // v.processes} CPU devices, "
             f"{v.seconds:.1f} s)")
     lines = [head]
-    if v.status == "equivalent":
+    if v.status == "equivalent" or not v.reason:
         lines.append(f"  compared per process: {v.compared}")
     else:
         lines.append(f"  {v.reason}")
+        if v.compared:
+            lines.append(f"  compared per process: {v.compared}")
+    if v.renamed:
+        lines.append("  globals renamed (the same value under a new name): " + ", ".join(v.renamed))
+    if v.unstable:
+        lines.append("  left out, unstable (they differ between two runs of the before side): " + ", ".join(v.unstable))
     for d in v.differences[:max_differences]:
         lines.append(f"  {d.where} (process {d.process}): {d.what}")
         lines.append(f"    before: {d.before}")

@@ -1,42 +1,25 @@
-"""Run both sides in fresh processes and decide: equivalent, divergent or undecidable.
+"""Run both sides of a script pair and decide: equivalent, divergent or undecidable.
 
-Each side runs in ``processes`` fresh Python processes (``python -m jaxmigrate.verify._child``),
-both sides at once, each process in its own session so that a time-out kills its whole process
-group. Only the loopback interface is used (the coordinator of a multi-process side listens on
-127.0.0.1 at a free port). No process outlives ``verify_files``.
+The processes are handled by ``_procs`` (fresh processes per side, both sides at once, killed by
+process group, loopback only). Undecidable: a side gave no observations, the before side raised,
+or nothing was compared. A first comparison with differences runs the before side again; what
+differs between its two runs is unstable, left out and listed.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from jaxmigrate.verify._procs import ProcessRun, child_environment, free_port, run_launches, script_launch  # noqa: F401
 from jaxmigrate.verify.compare import Difference, compare_process
 
 EXIT_EQUIVALENT, EXIT_DIVERGENT, EXIT_UNDECIDABLE = 0, 1, 2
 _EXIT = {"equivalent": EXIT_EQUIVALENT, "divergent": EXIT_DIVERGENT, "undecidable": EXIT_UNDECIDABLE}
-GRACE_SECONDS = 2.0  # a side whose observations are all written (or that already failed) gets this long to exit
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
-
-
-@dataclass
-class ProcessRun:
-    side: str
-    process: int
-    pid: int = 0
-    returncode: Optional[int] = None
-    result: Optional[Dict[str, Any]] = None
-    output: str = ""
-    timed_out: bool = False
 
 
 @dataclass
@@ -53,6 +36,9 @@ class Verdict:
     compared: str = ""
     # deprecation warnings the after side caused: migrated code that still warns is not done
     deprecations: List[str] = field(default_factory=list)
+    # observations that differed between two runs of the before side: left out of the comparison
+    unstable: List[str] = field(default_factory=list)
+    renamed: List[str] = field(default_factory=list)  # globals found after under another name
     runs: List[ProcessRun] = field(default_factory=list, repr=False)
 
     @property
@@ -65,86 +51,8 @@ class Verdict:
             "before": self.before, "after": self.after, "devices": self.devices, "processes": self.processes,
             "seconds": round(self.seconds, 3), "compared": self.compared,
             "differences": [d.to_dict() for d in self.differences], "errors": self.errors,
-            "deprecations": self.deprecations,
+            "deprecations": self.deprecations, "unstable": self.unstable, "renamed": self.renamed,
         }
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def child_environment(devices_per_process: int) -> Dict[str, str]:
-    """The environment of a verify child: CPU only, the device count, this package importable."""
-    env = dict(os.environ)
-    env["JAX_PLATFORMS"] = "cpu"
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices_per_process}"
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-    env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    for name in ("JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID"):
-        env.pop(name, None)
-    return env
-
-
-class _Side:
-    def __init__(self, side: str, script: str, filename: str, processes: int, env: Dict[str, str], workdir: Path):
-        self.side = side
-        port = free_port() if processes > 1 else 0
-        self.runs = [ProcessRun(side, i) for i in range(processes)]
-        self.outs = [workdir / f"{side}.{i}.pkl" for i in range(processes)]
-        self.logs = [workdir / f"{side}.{i}.log" for i in range(processes)]
-        self.procs: List[subprocess.Popen] = []
-        self.done_at: Optional[float] = None
-        self.killed = False
-        cwd = os.path.dirname(os.path.abspath(filename)) or "."
-        for i in range(processes):
-            cmd = [sys.executable, "-m", "jaxmigrate.verify._child", "--side", side, "--script", script,
-                   "--filename", filename, "--out", str(self.outs[i]), "--processes", str(processes),
-                   "--process-id", str(i), "--port", str(port)]
-            with open(self.logs[i], "wb") as log:
-                self.procs.append(subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                                   stderr=subprocess.STDOUT, start_new_session=True))
-            self.runs[i].pid = self.procs[-1].pid
-
-    def settled(self) -> bool:
-        """All exited; or all observations written, or one process failed, and the grace is over."""
-        codes = [p.poll() for p in self.procs]
-        if all(c is not None for c in codes):
-            return True
-        written = all(out.exists() for out in self.outs)
-        failed = any(c is not None and not out.exists() for c, out in zip(codes, self.outs))
-        if written or failed:
-            self.done_at = self.done_at or time.monotonic()
-            return time.monotonic() - self.done_at > GRACE_SECONDS
-        return False
-
-    def kill(self, timed_out: bool) -> None:
-        """Kill each process's whole group, also of a process that exited: what it started in
-        the background (a server, a ``sleep``) is still there, holding its output file open.
-        Once only: a group id is not signalled again after its processes are gone."""
-        if self.killed:
-            return
-        self.killed = True
-        for run, proc in zip(self.runs, self.procs):
-            if proc.poll() is None:
-                run.timed_out = timed_out and not self.outs[run.process].exists()
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the group outlives its leader while it has members
-            except (ProcessLookupError, PermissionError):  # empty: nothing left
-                pass
-        for proc in self.procs:
-            proc.wait()
-
-    def collect(self) -> List[ProcessRun]:
-        for run, proc, out, log in zip(self.runs, self.procs, self.outs, self.logs):
-            run.returncode = proc.returncode
-            run.output = log.read_text(errors="replace") if log.exists() else ""
-            if out.exists():
-                with open(out, "rb") as f:
-                    run.result = pickle.load(f)
-        return self.runs
 
 
 def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeout: float) -> Dict[str, List[ProcessRun]]:
@@ -152,25 +60,8 @@ def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeou
     if devices < 1 or processes < 1 or devices % processes:
         raise ValueError(f"{devices} devices cannot be split evenly over {processes} processes")
     env = child_environment(devices // processes)
-    with tempfile.TemporaryDirectory(prefix="jaxmigrate-verify-") as tmp:
-        sides: List[_Side] = []
-        timed_out = False
-        try:
-            for side, (script, filename) in scripts.items():
-                sides.append(_Side(side, script, filename, processes, env, Path(tmp)))
-            deadline = time.monotonic() + timeout
-            while True:
-                for s in sides:
-                    if not s.killed and s.settled():  # a side done: its background processes go now
-                        s.kill(timed_out=False)
-                if all(s.killed for s in sides) or time.monotonic() > deadline:
-                    break
-                time.sleep(0.02)
-            timed_out = time.monotonic() > deadline
-        finally:
-            for s in sides:
-                s.kill(timed_out=timed_out)
-        return {s.side: s.collect() for s in sides}
+    launches = {side: script_launch(side, script, filename, processes, env) for side, (script, filename) in scripts.items()}
+    return run_launches(launches, processes=processes, timeout=timeout)
 
 
 def _failure(run: ProcessRun, timeout: float) -> Optional[str]:
@@ -201,10 +92,9 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         verdict.deprecations += [d for d in a.result.get("deprecations", ()) if d not in verdict.deprecations]
     raised = [b.result["exception"] for b, _ in pairs if b.result["exception"]]
     for b, a in pairs:
-        verdict.differences += compare_process(b.result, a.result, b.process, prefix_only=bool(raised))
-    first_before, first_after = pairs[0][0].result, pairs[0][1].result
-    names = set(first_before["globals"]) & set(first_after["globals"])
-    verdict.compared = f"{len(first_before['calls'])} compiled call value(s), {len(names)} global(s)"
+        verdict.differences += compare_process(b.result, a.result, b.process, prefix_only=bool(raised),
+                                               renamed=verdict.renamed)
+    verdict.compared = compared_text(pairs)
     if raised:
         verdict.status = "undecidable"
         verdict.reason = f"the before side raised under the legacy runtime: {raised[0]['type']}: {raised[0]['message']}"
@@ -213,16 +103,48 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         if after_exc:
             verdict.errors.append(f"the after side raised too: {after_exc['type']}: {after_exc['message']}")
         return verdict
-    verdict.status = "divergent" if verdict.differences else "equivalent"
-    if verdict.differences:
-        first = verdict.differences[0]
-        verdict.reason = f"{len(verdict.differences)} difference(s); first: {first.where} (process {first.process}): {first.what}"
+    _conclude(verdict, nothing=not any(_observed(b.result, a.result) for b, a in pairs))
     return verdict
 
 
+def _observed(before: Dict[str, Any], after: Dict[str, Any]) -> int:
+    """How many observations both sides made that are compared (calls, shared globals, files)."""
+    return (min(len(before["calls"]), len(after["calls"])) + len(set(before["globals"]) & set(after["globals"]))
+            + len(set(before.get("files", {})) | set(after.get("files", {})))
+            + (after.get("exception") is not None))
+
+
+def compared_text(pairs) -> str:
+    """What was compared, per process (the first process's counts)."""
+    before, after = pairs[0][0].result, pairs[0][1].result
+    calls = min(len(before["calls"]), len(after["calls"]))
+    names = set(before["globals"]) & set(after["globals"])
+    files = set(before.get("files", {})) | set(after.get("files", {}))
+    return f"{calls} compiled call value(s), {len(names)} global(s), {len(files)} file(s)"
+
+
+def _conclude(verdict: Verdict, nothing: bool) -> None:
+    """Divergent on any difference; undecidable when nothing at all was compared."""
+    if verdict.differences:
+        verdict.status = "divergent"
+        first = verdict.differences[0]
+        verdict.reason = f"{len(verdict.differences)} difference(s); first: {first.where} (process {first.process}): {first.what}"
+    elif nothing:
+        verdict.status = "undecidable"
+        verdict.reason = ("nothing was compared: neither side made a compiled call, left an observable "
+                          "global or wrote a file")
+    else:
+        verdict.status = "equivalent"
+        verdict.reason = f"compared per process: {verdict.compared}"
+
+
 def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 1, timeout: float = 60.0,
-                 before_name: Optional[str] = None, after_name: Optional[str] = None) -> Verdict:
+                 before_name: Optional[str] = None, after_name: Optional[str] = None,
+                 recheck: bool = True) -> Verdict:
     """Run ``before`` on the legacy runtime and ``after`` on the installed JAX; compare.
+
+    With ``recheck`` (the default) a divergent first comparison runs the before side again and
+    leaves out what differs between its two runs (unstable); without it a difference stands.
 
     ``*_name`` is the file name each runs under (``__file__``, its directory is the working
     directory and ``sys.path[0]``), for a migrated text written to a temporary file.
@@ -231,10 +153,38 @@ def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 
     before_name, after_name = before_name or before, after_name or after
     scripts = {"before": (os.path.abspath(before), os.path.abspath(before_name)),
                "after": (os.path.abspath(after), os.path.abspath(after_name))}
-    runs = run_sides(scripts,
-                     devices=devices, processes=processes, timeout=timeout)
-    return decide(runs, before=before_name, after=after_name, devices=devices, processes=processes,
-                  timeout=timeout, seconds=time.monotonic() - start)
+    runs = run_sides(scripts, devices=devices, processes=processes, timeout=timeout)
+    options = dict(before=before_name, after=after_name, devices=devices, processes=processes, timeout=timeout)
+    verdict = decide(runs, seconds=time.monotonic() - start, **options)
+    if recheck and verdict.status == "divergent":  # a difference: is it the program's own randomness?
+        again = run_sides({"before": scripts["before"]}, devices=devices, processes=processes, timeout=timeout)
+        drop_unstable(verdict, runs["before"], again["before"])
+    verdict.seconds = time.monotonic() - start
+    return verdict
+
+
+def unstable_observations(first: List[ProcessRun], second: List[ProcessRun]) -> set:
+    """``(process, where)`` of each observation that differs between two runs of one side."""
+    out = set()
+    for a, b in zip(first, second):
+        if a.result is None or b.result is None:
+            continue
+        out.update((d.process, d.where) for d in compare_process(a.result, b.result, a.process))
+    return out
+
+
+def drop_unstable(verdict: Verdict, first: List[ProcessRun], second: List[ProcessRun]) -> None:
+    """Leave the observations that differ between two runs of the before side out; list them."""
+    unstable = unstable_observations(first, second)
+    if not unstable:
+        return
+    verdict.unstable = [f"{where} (process {process})" for process, where in sorted(unstable)]
+    verdict.differences = [d for d in verdict.differences if (d.process, d.where) not in unstable]
+    pairs = list(zip(first, [r for r in verdict.runs if r.side == "after"]))
+    stable = sum(_observed(b.result, a.result) for b, a in pairs) - len(unstable)
+    _conclude(verdict, nothing=stable <= 0)
+    if verdict.status == "undecidable":
+        verdict.reason = "nothing stable was compared: every observation differed between two runs of the before side"
 
 
 def verify_migration(path: str, **options) -> Verdict:

@@ -1,33 +1,27 @@
 """`jaxmigrate verify --pytest BEFORE_DIR AFTER_DIR`: a project's test suite on both sides.
 
-BEFORE_DIR's tests run with the legacy runtime installed in the pytest process, AFTER_DIR's on
-the installed JAX, both single-process on CPU devices, at once, each in its own session (a
-time-out kills the whole process group). Outcomes are read from pytest's own JUnit XML and
-compared per test id: the same tests must exist and end the same way.
+Each side runs pytest in its folder in ``processes`` processes (every process runs the whole
+suite, as every host of a multi-host job does), BEFORE's with the legacy runtime installed, all
+at once, each in its own session (a time-out kills the whole process group). The plugin
+``jaxmigrate.verify._plugin`` records per test id the outcome, the first error lines and every
+compiled call's value; they are compared per process and per test id: the same tests must exist,
+end the same way and compute the same values. A suite where no test ran, or whose session
+stopped early (pytest's internal error, an interruption), is undecidable.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
-import tempfile
 import time
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
-from jaxmigrate.verify.runner import child_environment
+from jaxmigrate.verify._procs import ProcessRun, child_environment, run_launches
+from jaxmigrate.verify.compare import diff
+from jaxmigrate.verify.report import abridge, summarize
 
-_BOOT = (
-    "import sys, pytest\n"
-    "if sys.argv[1] == 'before':\n"
-    "    from jaxmigrate.verify import legacy\n"
-    "    legacy.install()\n"
-    "sys.exit(pytest.main(sys.argv[2:]))\n"
-)
+DEFAULT_TIMEOUT = 600.0  # a whole suite: `--timeout` when given, else this
+RAN = ("passed", "failed")
 
 
 @dataclass
@@ -35,91 +29,188 @@ class SuiteVerdict:
     status: str  # "equivalent" | "divergent" | "undecidable"
     before: str
     after: str
-    outcomes: Dict[str, Dict[str, str]] = field(default_factory=dict)  # side -> test id -> outcome
+    outcomes: Dict[str, Dict[str, str]] = field(default_factory=dict)  # side -> test id -> outcome (process 0)
     differences: List[str] = field(default_factory=list)
+    errors: List[str] = field(default_factory=list)  # tests erroring on both sides, with both first lines
+    unstable: List[str] = field(default_factory=list)
     reason: str = ""
+    compared: str = ""
     seconds: float = 0.0
+    processes: int = 1
 
     @property
     def exit_code(self) -> int:
         return {"equivalent": 0, "divergent": 1, "undecidable": 2}[self.status]
 
+    def to_dict(self) -> Dict[str, Any]:
+        return dict(verdict=self.status, exit_code=self.exit_code, reason=self.reason, compared=self.compared,
+                    differences=self.differences, errors=self.errors, unstable=self.unstable,
+                    outcomes=self.outcomes, seconds=round(self.seconds, 3))
 
-def outcomes_from_junit(path: Path) -> Dict[str, str]:
-    """Test id (``classname::name``) → passed / failed / error / skipped."""
-    out: Dict[str, str] = {}
-    for case in ET.parse(path).getroot().iter("testcase"):
-        test_id = f"{case.get('classname', '')}::{case.get('name', '')}"
-        kinds = {child.tag for child in case}
-        out[test_id] = next((k for k in ("error", "failure", "skipped") if k in kinds), "passed").replace("failure", "failed")
+
+def _launch(side: str, folder: str, pytest_args: Sequence[str], processes: int, env: Dict[str, str]):
+    def launch(i: int, port: int, out):
+        cmd = [sys.executable, "-m", "pytest", "-p", "jaxmigrate.verify._plugin", "-p", "no:cacheprovider",
+               "-p", "no:randomly", "-q", "--continue-on-collection-errors", *pytest_args]
+        child_env = dict(env, JAXMIGRATE_VERIFY_SIDE=side, JAXMIGRATE_VERIFY_OUT=str(out),
+                         JAXMIGRATE_VERIFY_PROCESSES=str(processes), JAXMIGRATE_VERIFY_PROCESS_ID=str(i),
+                         JAXMIGRATE_VERIFY_PORT=str(port))
+        return cmd, folder, child_env
+
+    return launch
+
+
+def _failure(run: ProcessRun, timeout: float) -> Optional[str]:
+    if run.result is not None:
+        return None
+    what = (f"timed out after {timeout:g} s" if run.timed_out
+            else f"exited with code {run.returncode} before the end of its session")
+    tail = "\n".join(run.output.strip().splitlines()[-15:])
+    return f"the {run.side} suite (process {run.process}) {what}" + (f":\n{tail}" if tail else "")
+
+
+_STOPPED = {2: "interrupted", 3: "internal error", 4: "usage error"}  # pytest exit statuses that end a session early
+
+
+def _stopped(run: ProcessRun) -> Optional[str]:
+    """Why a side's session ended before running every test (pytest's exit status), if it did."""
+    status = run.result.get("exitstatus")
+    if status not in _STOPPED:
+        return None
+    last = [line for line in run.output.splitlines() if line.startswith(("INTERNALERROR>", "ERROR:", "E "))][-1:]
+    return (f"the {run.side} suite (process {run.process}) stopped early: pytest exit status {status} "
+            f"({_STOPPED[status]}) after {len(run.result['tests'])} tests" + (f": {last[0]}" if last else ""))
+
+
+def _outcome(tests: Dict[str, Any], test_id: str) -> str:
+    entry = tests.get(test_id)
+    return "missing" if entry is None else (entry["outcome"] or "error")
+
+
+def _both(b: Dict[str, Any], a: Dict[str, Any], test_id: str) -> str:
+    """Both sides' first error lines (as a continuation of a difference), or nothing."""
+    if not any((tests.get(test_id) or {}).get("error") for tests in (b, a)):
+        return ""
+    lines = [""]
+    for side, tests in (("before", b), ("after", a)):
+        error = (tests.get(test_id) or {}).get("error") or ""
+        lines.append(f"    {side}: {abridge(error.replace(chr(10), ' | ')) if error else '(no error)'}")
+    return "\n".join(lines)
+
+
+def compare_suites(before: Dict[str, Any], after: Dict[str, Any], process: int) -> Dict[str, Any]:
+    """Differences (``(key, text)``), both-side errors, tests run and calls compared for one process."""
+    where = f" (process {process})" if process else ""
+    out: Dict[str, Any] = {"differences": [], "errors": [], "ran": 0, "calls": 0}
+    b_tests, a_tests = before["tests"], after["tests"]
+    for test_id in sorted(set(before["collect_errors"]) | set(after["collect_errors"])):
+        b_err, a_err = before["collect_errors"].get(test_id), after["collect_errors"].get(test_id)
+        text = f"{test_id}{where}: collection error {'on both sides' if b_err and a_err else 'before only' if b_err else 'after only'}"
+        both = f"    before: {abridge((b_err or '(none)').replace(chr(10), ' | '))}\n    after: {abridge((a_err or '(none)').replace(chr(10), ' | '))}"
+        entry = (f"collect {test_id}", f"{text}\n{both}")
+        (out["errors"] if b_err and a_err else out["differences"]).append(entry)
+    for test_id in sorted(set(b_tests) | set(a_tests)):
+        b, a = _outcome(b_tests, test_id), _outcome(a_tests, test_id)
+        if b != a:
+            out["differences"].append((f"outcome {test_id}", f"{test_id}{where}: before {b}, after {a}{_both(b_tests, a_tests, test_id)}"))
+            continue
+        if b in ("failed", "error"):
+            out["errors"].append((f"outcome {test_id}", f"{test_id}{where}: {b} on both sides{_both(b_tests, a_tests, test_id)}"))
+        if b in RAN:
+            out["ran"] += 1
+        if b == "missing":
+            continue
+        calls_b, calls_a = b_tests[test_id]["calls"], a_tests[test_id]["calls"]
+        out["calls"] += min(len(calls_b), len(calls_a))
+        for i, (x, y) in enumerate(zip(calls_b, calls_a), start=1):
+            what = diff(x, y) or ("donated inputs" if x.get("donated") != y.get("donated") else None)
+            if what:
+                out["differences"].append((f"call {test_id} {i}", f"{test_id}{where}: call #{i}: {what} differs\n"
+                                           f"    before: {summarize(x)}\n    after:  {summarize(y)}"))
+        if len(calls_b) != len(calls_a):
+            out["differences"].append((f"calls {test_id}", f"{test_id}{where}: number of compiled calls differs: "
+                                       f"before {len(calls_b)}, after {len(calls_a)}"))
     return out
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the process group of ``proc`` (its own session), also when ``proc`` has exited: what
-    the tests started in the background is still in it."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):  # empty: nothing left
-        pass
+def _unstable(first: List[ProcessRun], second: List[ProcessRun]) -> set:
+    keys = set()
+    for a, b in zip(first, second):
+        if a.result is not None and b.result is not None:
+            keys.update((a.process, key) for key, _ in compare_suites(a.result, b.result, a.process)["differences"])
+    return keys
+
+
+def _decide(verdict: SuiteVerdict, runs: Dict[str, List[ProcessRun]], unstable: set = frozenset()) -> None:
+    verdict.differences, verdict.errors = [], []
+    ran = calls = 0
+    for b, a in zip(runs["before"], runs["after"]):
+        found = compare_suites(b.result, a.result, b.process)
+        verdict.differences += [text for key, text in found["differences"] if (b.process, key) not in unstable]
+        verdict.errors += [text for _, text in found["errors"]]
+        if b.process == 0:
+            ran, calls = found["ran"], found["calls"]
+    verdict.unstable = sorted(f"{key} (process {p})" for p, key in unstable)
+    first = runs["before"][0].result
+    verdict.outcomes = {side: {t: _outcome(runs[side][0].result["tests"], t) for t in runs[side][0].result["tests"]}
+                        for side in ("before", "after")}
+    collected = len(set(first["tests"]) | set(runs["after"][0].result["tests"]))
+    verdict.compared = (f"{ran} of {collected} tests run on both sides, {calls} compiled call value(s), "
+                        f"{len(first['collect_errors'])} collection error(s) before")
+    stopped = [why for side in ("before", "after") for run in runs[side] if (why := _stopped(run))]
+    if stopped:  # the tests it did not run are not comparable
+        verdict.status = "undecidable"
+        verdict.reason = stopped[0]
+        verdict.errors = stopped[1:] + verdict.errors
+    elif verdict.differences:
+        verdict.status = "divergent"
+        verdict.reason = f"{len(verdict.differences)} difference(s)"
+    elif ran == 0:
+        verdict.status = "undecidable"
+        verdict.reason = (f"no test ran on both sides ({collected} collected, "
+                          f"{len(first['collect_errors'])} collection error(s)): nothing was compared")
+    else:
+        verdict.status = "equivalent"
+        verdict.reason = f"{ran} tests ran, same outcomes and values"
 
 
 def verify_suites(before_dir: str, after_dir: str, pytest_args: Sequence[str] = (), *, devices: int = 8,
-                  timeout: float = 600.0) -> SuiteVerdict:
+                  processes: int = 1, timeout: float = DEFAULT_TIMEOUT) -> SuiteVerdict:
+    """Run both suites (``processes`` processes each, ``devices`` CPU devices in all) and compare."""
+    if devices < 1 or processes < 1 or devices % processes:
+        raise ValueError(f"{devices} devices cannot be split evenly over {processes} processes")
     start = time.monotonic()
-    verdict = SuiteVerdict("undecidable", before_dir, after_dir)
-    env = child_environment(devices)
-    with tempfile.TemporaryDirectory(prefix="jaxmigrate-suite-") as tmp:
-        procs, reports, logs = {}, {}, {}
-        for side, folder in (("before", before_dir), ("after", after_dir)):
-            reports[side] = Path(tmp) / f"{side}.xml"
-            logs[side] = Path(tmp) / f"{side}.log"
-            cmd = [sys.executable, "-c", _BOOT, side, "-q", "-p", "no:cacheprovider", f"--junitxml={reports[side]}",
-                   *pytest_args]
-            with open(logs[side], "wb") as log:
-                procs[side] = subprocess.Popen(cmd, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                               stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + timeout
-        killed: set = set()
-        while len(killed) < len(procs):
-            for side, p in procs.items():
-                if side not in killed and p.poll() is not None:  # a side done: its background processes go now
-                    _kill_group(p)
-                    killed.add(side)
-            if len(killed) == len(procs) or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-        timed_out = [side for side, p in procs.items() if p.poll() is None]
-        for side, p in procs.items():
-            if side not in killed:
-                _kill_group(p)
-            p.wait()
-        verdict.seconds = time.monotonic() - start
-        if timed_out:
-            verdict.reason = f"time-out after {timeout:.0f} s ({', '.join(timed_out)})"
-            return verdict
-        for side in procs:
-            if not reports[side].exists():
-                tail = logs[side].read_text(errors="replace")[-2000:]
-                verdict.reason = f"the {side} suite did not run (exit {procs[side].returncode}):\n{tail}"
-                return verdict
-            verdict.outcomes[side] = outcomes_from_junit(reports[side])
-    before, after = verdict.outcomes["before"], verdict.outcomes["after"]
-    for test_id in sorted(set(before) | set(after)):
-        b, a = before.get(test_id, "missing"), after.get(test_id, "missing")
-        if b != a:
-            verdict.differences.append(f"{test_id}: before {b}, after {a}")
-    verdict.status = "divergent" if verdict.differences else "equivalent"
-    verdict.reason = (f"{len(verdict.differences)} of {len(set(before) | set(after))} tests differ"
-                      if verdict.differences else f"{len(before)} tests, same outcomes")
+    verdict = SuiteVerdict("undecidable", before_dir, after_dir, processes=processes)
+    env = child_environment(devices // processes)
+    launches = {side: _launch(side, folder, pytest_args, processes, env)
+                for side, folder in (("before", before_dir), ("after", after_dir))}
+    runs = run_launches(launches, processes=processes, timeout=timeout)
+    failures = [f for side in runs for r in runs[side] if (f := _failure(r, timeout))]
+    if failures:
+        verdict.reason, verdict.errors = failures[0].splitlines()[0].rstrip(":"), failures
+    else:
+        _decide(verdict, runs)
+        if verdict.status == "divergent":  # the suite's own randomness? run the before side again
+            again = run_launches({"before": launches["before"]}, processes=processes, timeout=timeout)
+            if not any(_failure(r, timeout) for r in again["before"]):
+                _decide(verdict, runs, _unstable(runs["before"], again["before"]))
+    verdict.seconds = time.monotonic() - start
     return verdict
 
 
 def render(verdict: SuiteVerdict, max_differences: Optional[int] = 20) -> str:
+    procs = f"{verdict.processes} processes each, " if verdict.processes > 1 else ""
     lines = [f"{verdict.status.upper()}: tests in {verdict.before} (legacy runtime) vs {verdict.after} "
-             f"({verdict.seconds:.1f} s)", f"  {verdict.reason}"]
+             f"({procs}{verdict.seconds:.1f} s)", f"  {verdict.reason}"]
+    if verdict.compared:
+        lines.append(f"  compared per process: {verdict.compared}")
     shown = verdict.differences[:max_differences] if max_differences else verdict.differences
-    lines += [f"  {d}" for d in shown]
+    lines += ["  " + d.replace("\n", "\n  ") for d in shown]
     if len(shown) < len(verdict.differences):
         lines.append(f"  ... and {len(verdict.differences) - len(shown)} more")
+    if verdict.errors:
+        lines.append("  errors on both sides:" if verdict.compared else "  errors:")
+        lines += ["    " + e.replace("\n", "\n    ") for e in verdict.errors[:max_differences or None]]
+    if verdict.unstable:
+        lines.append("  left out, unstable (they differ between two runs of the before side): " + ", ".join(verdict.unstable))
     return "\n".join(lines)

@@ -16,6 +16,8 @@ pjit's input/output contract):
   (attributes);
 - the options ``jax_array`` / ``jax_parallel_functions_output_gda`` and ``live_buffers()`` on
   devices and backends; ``jax.device_put_sharded`` / ``jax.device_put_replicated``;
+- GDAs accepted by ``jax.jit``, ``jax.eval_shape`` and ``jnp``; ``jax._src.device_array.DeviceArray``,
+  ``jax.interpreters.pxla.ShardedDeviceArray``, ``array.device_buffers`` (``_arrays``);
 - ``jax.sharding.PositionalSharding`` (also ``jax.experimental.sharding`` and
   ``jax._src.sharding_impls``), converted to a ``NamedSharding`` where JAX takes a sharding
   (``_positional``);
@@ -117,9 +119,10 @@ def install() -> None:
     from jax._src import sharding_impls
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-    from jaxmigrate.verify.legacy import _buffers, _config, _mesh, _positional, pjit
+    from jaxmigrate.verify.legacy import _arrays, _buffers, _config, _mesh, _positional, pjit
 
     _config.install()
+    _arrays.install()
     _positional.install()
     _mesh.patch_mesh_context()
     _buffers.install()

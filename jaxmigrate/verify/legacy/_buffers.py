@@ -3,7 +3,7 @@
 0.4.1 listed the device buffers alive on a device (a device for each shard of a sharded array)
 and, on a backend client, on all of its devices. A buffer here is the single-device array
 holding one array's data on that device: the array itself when it lives on that one device only,
-else its shard there.
+else its shard there; arrays sharing one buffer (a shard and its ``shard.data`` view) count once.
 """
 
 from __future__ import annotations
@@ -13,17 +13,28 @@ from typing import List
 import jax
 
 
+def _buffer_key(array):
+    try:
+        return array.unsafe_buffer_pointer()
+    except Exception:  # noqa: BLE001 - no pointer on this backend: the object itself
+        return id(array)
+
+
 def _buffers_on(device) -> List[jax.Array]:
-    out = []
+    """One entry per distinct device buffer on ``device``. A sharded array's shard and the
+    single-device array that views it (``shard.data``, kept alive by the program, e.g. a list
+    an earlier ``live_buffers()`` returned) are one buffer, as they were in 0.4.1."""
+    seen = {}
     for array in jax.live_arrays():
         if array.is_deleted():
             continue
         if len(array.devices()) == 1:
-            if device in array.devices():
-                out.append(array)
-            continue
-        out.extend(shard.data for shard in array.addressable_shards if shard.device == device)
-    return out
+            candidates = [array] if device in array.devices() else []
+        else:
+            candidates = [shard.data for shard in array.addressable_shards if shard.device == device]
+        for buffer in candidates:
+            seen.setdefault(_buffer_key(buffer), buffer)
+    return list(seen.values())
 
 
 def device_live_buffers(self) -> List[jax.Array]:

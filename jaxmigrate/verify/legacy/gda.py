@@ -157,7 +157,7 @@ class GlobalDeviceArray:
 
     def __repr__(self):
         return (f"GlobalDeviceArray(shape={self.shape}, dtype={self.dtype}, "
-                f"global_mesh_shape={dict(self.mesh.shape)}, mesh_axes={self.mesh_axes})")
+                f"global_mesh_shape={dict(self.mesh.shape)}, mesh_axes={_spec_repr(self.mesh_axes)})")
 
     @property
     def shape(self) -> Shape:
@@ -272,6 +272,11 @@ class GlobalDeviceArray:
             grouped.setdefault(_hashed_index(index), (index, []))[1].append(device)
         buffers = data_callback([(index, tuple(devices)) for index, devices in grouped.values()])
         return cls(global_shape, global_mesh, mesh_axes, buffers)
+
+
+def _spec_repr(mesh_axes) -> str:
+    """0.4.1's PartitionSpec printed as ``PartitionSpec(('x', 'y'),)`` (current JAX: ``P(...)``)."""
+    return f"PartitionSpec{tuple(mesh_axes)!r}" if isinstance(mesh_axes, PartitionSpec) else repr(mesh_axes)
 
 
 def _device_of(buffer):

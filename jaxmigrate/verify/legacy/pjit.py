@@ -12,6 +12,9 @@ Semantics, from the 0.4.1 source and documentation:
   spec the spec must match them. ``FROM_GDA`` for a non-GDA input is an error.
 - Every other input is host-local (see ``_hostlocal``); outputs come back host-local, or as
   GlobalDeviceArrays when ``jax_parallel_functions_output_gda`` is set.
+- Unless the program selected jax.Array mode (``jax.config.update("jax_array", True)`` or the
+  ``jax_array(True)`` context): then inputs are global values (a numpy input is the same global
+  array on every process) and outputs global ``jax.Array``s, as in 0.4.1 with jax.Array on.
 
 The computation itself runs as a modern ``jax.jit`` with ``NamedSharding``s on the global arrays;
 its global result is what the verifier records for the call.
@@ -23,6 +26,7 @@ import functools
 from typing import Any, Dict, Tuple
 
 import jax
+import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec, Sharding
 
 from jaxmigrate.verify import _hooks
@@ -45,6 +49,7 @@ class _UnspecifiedValue:
 FROM_GDA = _FromGdaSingleton()
 _UNSPECIFIED = _UnspecifiedValue()
 
+_SHARED: Dict[Any, Any] = {}  # compiled functions shared by every pjit of the same function
 _NO_MESH = "pjit requires a non-empty mesh! Are you sure that it's defined at the call site?"
 
 
@@ -99,7 +104,8 @@ def _index_tuple(value) -> Tuple[int, ...]:
 
 
 def _is_tracer(x) -> bool:
-    return isinstance(x, jax.core.Tracer)
+    """A value with no data to place: a tracer (nested pjit) or a ShapeDtypeStruct (``.lower``)."""
+    return isinstance(x, (jax.core.Tracer, jax.ShapeDtypeStruct))
 
 
 def _global_input(x, spec, mesh):
@@ -116,6 +122,8 @@ def _global_input(x, spec, mesh):
                     f"sharding: {own} and pjit sharding: {target}"
                 )
         return x._jaxmigrate_array, own
+    if _config.jax_array_selected() and not (_is_from_gda(spec) and not isinstance(x, jax.Array)):
+        return _global_value(x, spec, mesh)  # jax.Array mode: every input is a global value
     if _is_from_gda(spec):
         raise ValueError("For a non-GDA input, the corresponding resource in in_axis_resources cannot be `pjit.FROM_GDA`.")
     if _is_unspecified(spec):
@@ -138,8 +146,21 @@ def _global_input(x, spec, mesh):
     return value, target
 
 
+def _global_value(x, spec, mesh):
+    """(value, in_sharding) of a non-GDA input in jax.Array mode: a jax.Array as it is (jit
+    checks its sharding; with ``FROM_GDA`` its own sharding), any other value the same global
+    value on every process."""
+    if _is_unspecified(spec) or _is_from_gda(spec):
+        return x, None
+    target = to_sharding(spec, mesh)
+    if _is_tracer(x) or isinstance(x, (bool, int, float, complex, jax.Array)) or jax.process_count() == 1:
+        return x, target
+    value = np.asarray(x)
+    return jax.make_array_from_callback(value.shape, target, lambda index: value[index]), target
+
+
 def _local_output(x):
-    if not isinstance(x, jax.Array) or not isinstance(x.sharding, NamedSharding):
+    if not isinstance(x, jax.Array) or not isinstance(x.sharding, NamedSharding) or _config.jax_array_selected():
         return x
     sharding = x.sharding
     if _config.output_gda():
@@ -192,10 +213,17 @@ class LegacyPjitFunction:
                 donated.extend(range(offset, offset + count))
             offset += count
         key = (treedef, static, in_shardings, tuple(donated), mesh, tuple(sorted(kwargs)))
-        jitted = self._cache.get(key)
+        out_leaves, out_tree = jax.tree_util.tree_flatten(self._out_spec, is_leaf=_is_leaf)
+        shared_key = (self._fun, key, tuple(out_leaves), out_tree, tuple(sorted(self._jit_kwargs.items())))
+        try:  # 0.4.1 cached by the function: a second pjit(f) of the same f did not trace again
+            hash(shared_key)
+            cache, key = _SHARED, shared_key
+        except TypeError:  # an unhashable static argument or option: this object's own cache
+            cache = self._cache
+        jitted = cache.get(key)
         if jitted is None:
             jitted = self._build(treedef, static, dyn_positions, in_shardings, tuple(donated), mesh)
-            self._cache[key] = jitted
+            cache[key] = jitted
         return jitted, values, any(_is_tracer(x) for x in flat)
 
     def _build(self, treedef, static, dyn_positions, in_shardings, donated, mesh):
@@ -220,12 +248,15 @@ class LegacyPjitFunction:
         return jax.jit(flat_fun, **options)
 
     def __call__(self, *args, **kwargs):
+        from jaxmigrate.verify._recorder import deleted_inputs, live_inputs
+
+        live = live_inputs((args, kwargs))
         jitted, values, tracing = self._prepare(args, kwargs)
         with _hooks.suppressed():
             out = jitted(*values, **kwargs)
         if tracing:
             return out
-        _hooks.record(out)
+        _hooks.record(out, deleted_inputs(live))
         return jax.tree_util.tree_map(_local_output, out)
 
     def lower(self, *args, **kwargs):

@@ -1,0 +1,160 @@
+"""Start each side's processes, wait for them, kill what is left: the verifier's process handling.
+
+Each side runs in ``processes`` fresh Python processes, all sides at once, each process in its
+own session so that a time-out (or the end of its side) kills its whole process group. Only the
+loopback interface is used (the coordinator of a multi-process side listens on 127.0.0.1 at a
+free port). A process writes its observations, pickled, to the path it is given; nothing
+outlives ``run_launches``.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+GRACE_SECONDS = 2.0  # a side whose observations are all written (or that already failed) gets this long to exit
+_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
+
+# (process id, port, out path) -> (command, working directory, environment)
+Launch = Callable[[int, int, Path], Tuple[List[str], str, Dict[str, str]]]
+
+
+@dataclass
+class ProcessRun:
+    side: str
+    process: int
+    pid: int = 0
+    returncode: Optional[int] = None
+    result: Optional[Dict[str, Any]] = None
+    output: str = ""
+    timed_out: bool = False
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def child_environment(devices_per_process: int) -> Dict[str, str]:
+    """The environment of a verify child: CPU only, the device count, this package importable."""
+    env = dict(os.environ)
+    env["JAX_PLATFORMS"] = "cpu"
+    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices_per_process}"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+    env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+    env["PYTHONHASHSEED"] = "0"  # the same set and dict-of-str order on both sides
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    for name in ("JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "JAX_PROCESS_ID"):
+        env.pop(name, None)
+    return env
+
+
+def script_launch(side: str, script: str, filename: str, processes: int, env: Dict[str, str]) -> Launch:
+    """How to start one process of a side running a script (``python -m jaxmigrate.verify._child``):
+    the way its project runs it (``_layout``), in a scratch working folder of its own."""
+    from jaxmigrate.verify._layout import locate, mirror
+
+    layout = locate(filename)
+    extra = [arg for entry in layout.path for arg in ("--path-entry", entry)]
+    if layout.module:
+        extra += ["--module", layout.module]
+    env = dict(env, PYTHONSAFEPATH="1")  # the working folder is not on sys.path (a logging.py there)
+
+    def launch(i: int, port: int, out: Path):
+        cwd = mirror(layout.base, out.parent / f"{out.stem}.cwd")
+        cmd = [sys.executable, "-m", "jaxmigrate.verify._child", "--side", side, "--script", script,
+               "--filename", filename, "--out", str(out), "--processes", str(processes),
+               "--process-id", str(i), "--port", str(port), *extra]
+        return cmd, cwd, env
+
+    return launch
+
+
+class _Side:
+    def __init__(self, side: str, launch: Launch, processes: int, workdir: Path):
+        self.side = side
+        port = free_port() if processes > 1 else 0
+        self.runs = [ProcessRun(side, i) for i in range(processes)]
+        self.outs = [workdir / f"{side}.{i}.pkl" for i in range(processes)]
+        self.logs = [workdir / f"{side}.{i}.log" for i in range(processes)]
+        self.procs: List[subprocess.Popen] = []
+        self.done_at: Optional[float] = None
+        self.killed = False
+        for i in range(processes):
+            cmd, cwd, env = launch(i, port, self.outs[i])
+            with open(self.logs[i], "wb") as log:
+                self.procs.append(subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                                   stderr=subprocess.STDOUT, start_new_session=True))
+            self.runs[i].pid = self.procs[-1].pid
+
+    def settled(self) -> bool:
+        """All exited; or all observations written, or one process failed, and the grace is over."""
+        codes = [p.poll() for p in self.procs]
+        if all(c is not None for c in codes):
+            return True
+        written = all(out.exists() for out in self.outs)
+        failed = any(c is not None and not out.exists() for c, out in zip(codes, self.outs))
+        if written or failed:
+            self.done_at = self.done_at or time.monotonic()
+            return time.monotonic() - self.done_at > GRACE_SECONDS
+        return False
+
+    def kill(self, timed_out: bool) -> None:
+        """Kill each process's whole group, also of a process that exited: what it started in
+        the background (a server, a ``sleep``) is still there, holding its output file open.
+        Once only: a group id is not signalled again after its processes are gone."""
+        if self.killed:
+            return
+        self.killed = True
+        for run, proc in zip(self.runs, self.procs):
+            if proc.poll() is None:
+                run.timed_out = timed_out and not self.outs[run.process].exists()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the group outlives its leader while it has members
+            except (ProcessLookupError, PermissionError):  # empty: nothing left
+                pass
+        for proc in self.procs:
+            proc.wait()
+
+    def collect(self) -> List[ProcessRun]:
+        for run, proc, out, log in zip(self.runs, self.procs, self.outs, self.logs):
+            run.returncode = proc.returncode
+            run.output = log.read_text(errors="replace") if log.exists() else ""
+            if out.exists():
+                with open(out, "rb") as f:
+                    run.result = pickle.load(f)
+        return self.runs
+
+
+def run_launches(launches: Dict[str, Launch], *, processes: int, timeout: float) -> Dict[str, List[ProcessRun]]:
+    """Start every side (``{side: launch}``) at once, each in ``processes`` processes; wait for
+    all (at most ``timeout`` seconds); their process runs by side."""
+    with tempfile.TemporaryDirectory(prefix="jaxmigrate-verify-") as tmp:
+        sides: List[_Side] = []
+        timed_out = False
+        try:
+            for side, launch in launches.items():
+                sides.append(_Side(side, launch, processes, Path(tmp)))
+            deadline = time.monotonic() + timeout
+            while True:
+                for s in sides:
+                    if not s.killed and s.settled():  # a side done: its background processes go now
+                        s.kill(timed_out=False)
+                if all(s.killed for s in sides) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
+            timed_out = time.monotonic() > deadline
+        finally:
+            for s in sides:
+                s.kill(timed_out=timed_out)
+        return {s.side: s.collect() for s in sides}

@@ -1,0 +1,5 @@
+import mlxu_not_installed  # noqa: F401
+
+
+def test_other():
+    pass
