@@ -3,7 +3,7 @@
 Every fixture and every rule example is fixed (unsafe fixes on) for a range of targets; each JAX
 name the fix introduces (resolved through the module's imports) must exist in that target, by
 the table below. The table is written from JAX's changelog and source at the tags (see
-shared/JAX_FACTS.md), independently of the rules' own version fields, so a rule that forgets its
+docs/api-history.md for the history), independently of the rules' own version fields, so a rule that forgets its
 gate fails here.
 """
 

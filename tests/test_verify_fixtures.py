@@ -56,7 +56,8 @@ BY_DESIGN = {
                              "are reported for a person, and not emulated"),
     "JM801/shuffle": ("undecidable", "shuffle", "the removed jax.random.shuffle's random stream is not emulated: "
                       "the rewrite to permutation(independent=True) is unsafe and taken on JAX's word"),
-    "JM803/private_names": ("undecidable", "jax._src.device_array", "private modules are not emulated"),
+    "JM803/private_names": ("divergent", "xla_bridge", "`jax._src.lib.xla_bridge` is emulated on the legacy side "
+                            "and reported, not rewritten: the after side cannot import it"),
     "JM101/import_forms": ("undecidable", "Setting both in_shardings and in_axis_resources",
                            "line 26 passes both spellings at once (reported); both sides raise there, every "
                            "observation before it is equal"),

@@ -1,6 +1,6 @@
 """Names and helpers shared by the GlobalDeviceArray / FROM_GDA / host-local rules (JM5xx, JM6xx).
 
-Semantics of the removed APIs are in ``shared/JAX_FACTS.md`` section 4 (from the jax-v0.4.1 source).
+Semantics of the removed APIs as the jax-v0.4.1 source has them (docs/verify.md, "The legacy runtime").
 """
 
 from __future__ import annotations

@@ -132,6 +132,10 @@ def main(argv=None) -> None:
         "files": observe_files(workdir),
         "deprecations": deprecations(caught),
     }
+    if args.side == "before":
+        from jaxmigrate.verify.legacy import _renamed
+
+        result["trusted"] = sorted(_renamed.USED)
     tmp = args.out + ".tmp"
     with open(tmp, "wb") as f:
         pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)

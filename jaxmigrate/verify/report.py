@@ -89,6 +89,9 @@ def render_text(verdict, max_differences: int = 5) -> str:
             lines.append(f"  compared per process: {v.compared}")
     if v.renamed:
         lines.append("  globals renamed (the same value under a new name): " + ", ".join(v.renamed))
+    if v.trusted:
+        lines.append("  taken on trust, not verified (renamed names the legacy runtime gives back from JAX's "
+                     "history): " + ", ".join(v.trusted))
     if v.unstable:
         lines.append("  left out, unstable (they differ between two runs of the before side): " + ", ".join(v.unstable))
     for d in v.differences[:max_differences]:

@@ -39,6 +39,8 @@ class Verdict:
     # observations that differed between two runs of the before side: left out of the comparison
     unstable: List[str] = field(default_factory=list)
     renamed: List[str] = field(default_factory=list)  # globals found after under another name
+    # legacy names the before side read that the legacy runtime gave back from JAX's API history
+    trusted: List[str] = field(default_factory=list)
     runs: List[ProcessRun] = field(default_factory=list, repr=False)
 
     @property
@@ -52,6 +54,7 @@ class Verdict:
             "seconds": round(self.seconds, 3), "compared": self.compared,
             "differences": [d.to_dict() for d in self.differences], "errors": self.errors,
             "deprecations": self.deprecations, "unstable": self.unstable, "renamed": self.renamed,
+            "trusted": self.trusted,
         }
 
 
@@ -88,6 +91,7 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         verdict.errors = failures
         return verdict
     pairs = list(zip(runs["before"], runs["after"]))
+    verdict.trusted = sorted({name for b, _ in pairs for name in b.result.get("trusted", ())})
     for _, a in pairs:
         verdict.deprecations += [d for d in a.result.get("deprecations", ()) if d not in verdict.deprecations]
     raised = [b.result["exception"] for b, _ in pairs if b.result["exception"]]

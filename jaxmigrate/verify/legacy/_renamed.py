@@ -1,21 +1,22 @@
 """Names JAX renamed, given back to the legacy side under their old names: from JAX's API history
 (``jaxmigrate/catalog``), where it shows the old name was the very same object as a name the
 installed JAX still has (``jax.numpy.product`` was ``jax.numpy.prod``). Written from JAX's history,
-not from jaxmigrate's rules; each one is taken on trust, not verified, and listed as such.
+not from jaxmigrate's rules. They are served by each module's ``__getattr__``, so the names the
+program reads are known: the report lists them as taken on trust, not verified.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import List
+import types
+from typing import Dict, Set
 
-#: the old names given back in this process, for the report
-TAKEN_ON_TRUST: List[str] = []
-
-
-def _resolve(qualname: str):
-    module, _, name = qualname.rpartition(".")
-    return getattr(importlib.import_module(module), name)
+#: the old names the program read in this process (for the report)
+USED: Set[str] = set()
+#: every old name given back in this process: qualified name -> its replacement
+TAKEN_ON_TRUST: Dict[str, str] = {}
+#: serve them (a test of the installed JAX itself switches this off)
+ACTIVE = True
 
 
 def _tie_in(x, y):
@@ -23,31 +24,60 @@ def _tie_in(x, y):
     return y
 
 
+def _serve(module: types.ModuleType, names: Dict[str, str]) -> None:
+    """Give ``module`` a ``__getattr__`` that answers ``names`` (old name -> replacement's
+    qualified name), recording each read, and defers to the one it had for the rest."""
+    previous = module.__dict__.get("__getattr__")
+
+    def __getattr__(name):
+        if ACTIVE and name in names:
+            USED.add(f"{module.__name__}.{name}")
+            target_module, _, target = names[name].rpartition(".")
+            return getattr(importlib.import_module(target_module), target)
+        if previous is not None:
+            return previous(name)
+        raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
+
+    module.__getattr__ = __getattr__  # type: ignore[attr-defined]
+
+
 def install() -> None:
     """Give back, in modules the installed JAX still has, each renamed name it lacks, and
     ``jax.lax.tie_in`` with its documented behaviour."""
-    import jax.lax
-
-    if not hasattr(jax.lax, "tie_in"):
-        jax.lax.tie_in = _tie_in
     import warnings
+
+    import jax.lax
 
     from jaxmigrate.catalog.api_history import table
 
+    if not hasattr(jax.lax, "tie_in"):
+        jax.lax.tie_in = _tie_in
     history = table(False)
     newest = len(history.versions) - 1
+    by_module: Dict[str, Dict[str, str]] = {}
     for qualname in history.names():
         entry = history.entry(qualname)
         if entry is None or not entry.alias or history.present(entry, newest):
             continue
         module, _, name = qualname.rpartition(".")
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                parent = importlib.import_module(module)
-                if hasattr(parent, name):
+        by_module.setdefault(module, {})[name] = entry.replacement
+    for module_name, names in by_module.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                module = importlib.import_module(module_name)
+            except Exception:  # noqa: BLE001 - a module the installed JAX lacks: nothing given back there
+                continue
+            served = {}
+            for name, replacement in names.items():
+                if name in module.__dict__:
                     continue
-                setattr(parent, name, _resolve(entry.replacement))
-        except Exception:  # noqa: BLE001 - a module or replacement the installed JAX lacks: not given back
-            continue
-        TAKEN_ON_TRUST.append(qualname)
+                try:
+                    target_module, _, target = replacement.rpartition(".")
+                    getattr(importlib.import_module(target_module), target)
+                except Exception:  # noqa: BLE001 - the installed JAX lacks the replacement too
+                    continue
+                served[name] = replacement
+                TAKEN_ON_TRUST[f"{module_name}.{name}"] = replacement
+            if served:
+                _serve(module, served)
