@@ -90,3 +90,16 @@ def test_noqa_on_every_line_silences_each():
     text = "".join(f"x{i} = 1  # noqa: JM601\n" for i in range(50))
     findings = [Finding("JM601", "m", i, 1, i, 2) for i in range(1, 52)]
     assert [f.line for f in unsuppressed(findings, text)] == [51]
+
+
+def test_twins_share_the_scopes_their_answers_are_keyed_by():
+    """A twin of ``FileContext.of`` (same text, other path or target) made before the walk
+    shares it: answers kept by scope (``names_bound_by``, ``reference``) mean the same scopes."""
+    FileContext.forget()
+    text = "import jax\n\ndef f(step):\n    return step(jax.tree_map(g, step))\n"
+    first = FileContext.of(text, "a.py", None)
+    twin = FileContext.of(text, "b.py", (0, 4, 20))
+    assert twin.resolver is first.resolver and twin._walk is first._walk
+    scope = first.resolver.scope_of(first.names("step")[0])
+    assert len(twin.names_bound_by("step", scope)) == len(first.names("step")) == 2  # the parameter is an ast.arg
+    FileContext.forget()
