@@ -241,6 +241,138 @@ LEGACY = (legacy_pjit, legacy_constraint, legacy_maps, legacy_gda, legacy_config
           legacy_live_buffers, legacy_multiprocess, legacy_shard_map)
 
 
+# One long legacy file (bench/one_file.py): a block per function, numbered, so that names stay
+# unique however long the file is --------------------------------------------------------------
+ONE_FILE_IMPORTS = {
+    "pjit": ("import jax", "from jax.experimental import PartitionSpec as P", "from jax.experimental.pjit import pjit"),
+    "mixed": ("import numpy as np", "", "import jax", "from jax.experimental import PartitionSpec as P",
+              "from jax.experimental.global_device_array import GlobalDeviceArray",
+              "from jax.experimental.maps import Mesh", "from jax.experimental.pjit import pjit, with_sharding_constraint",
+              "from jax.experimental import maps"),
+    "multihost": ("import numpy as np", "", "import jax", "from jax.experimental import multihost_utils",
+                  "from jax.experimental.maps import xmap", "from jax.experimental.pjit import pjit, FROM_GDA",
+                  "from jax.experimental.shard_map import shard_map",
+                  "from jax.sharding import Mesh, PartitionSpec as P, PositionalSharding", "",
+                  'mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("data", "model"))'),
+}
+
+
+def _one_pjit(i: int) -> str:
+    """The issue's module: each function has a ``jax.tree_map`` and a pjit with axis resources."""
+    return f'''
+def step_{i}(state, batch):
+    p_step = pjit(train_{i % 7}, in_axis_resources=(None, P("data")), out_axis_resources=None)
+    return p_step(state, jax.tree_map(lambda x: x * {i % 5 + 2}, batch))
+'''
+
+
+def _one_mixed(i: int) -> str:
+    """One of several legacy patterns: maps.Mesh and ``with mesh:``, GDA construction and
+    attributes, a sharding constraint, config reads, live buffers, the tree aliases."""
+    kind = i % 6
+    if kind == 0:
+        return f'''
+def train_{i}(step_fn, state, batch):
+    mesh = Mesh(np.array(jax.devices()).reshape(-1, 1), ("data", "model"))
+    p_step = pjit(step_fn, in_axis_resources=(None, P("data")), out_axis_resources=None)
+    with mesh:
+        return p_step(state, batch)
+'''
+    if kind == 1:
+        return f'''
+def to_gda_{i}(global_shape, mesh, host_array):
+    gda = GlobalDeviceArray.from_callback(global_shape, mesh, P("data"), lambda index: host_array[index])
+    assert isinstance(gda, GlobalDeviceArray)
+    return [shard.data for shard in gda.local_shards], gda.mesh_axes
+'''
+    if kind == 2:
+        return f'''
+def constrain_{i}(x):
+    x = with_sharding_constraint(x, axis_resources=P("data", None))
+    return jax.tree_map(lambda y: y + {i}, x)
+'''
+    if kind == 3:
+        return f'''
+def with_mesh_{i}(fn, *args):
+    devices = np.asarray(jax.devices()).reshape(-1, 1)
+    with maps.Mesh(devices, ("dp", "mp")):
+        return fn(*args)
+'''
+    if kind == 4:
+        return f'''
+def free_memory_{i}():
+    for buf in jax.devices()[0].client.live_buffers():
+        buf.delete()
+    return jax.tree_leaves({{"a": {i}}})
+'''
+    return f'''
+def norm_{i}(tree):
+    if jax.config.jax_array:
+        leaves = jax.tree_leaves(jax.tree_map(lambda x: (x ** 2).sum(), tree))
+        return sum(leaves) ** 0.5
+    return None
+'''
+
+
+def _one_multihost(i: int) -> str:
+    '''Multi-process code under a module-level mesh: host-local pjit inputs, ``FROM_GDA``,
+    ``shard_map``, ``PositionalSharding``, ``device_put_sharded`` and ``xmap``.'''
+    kind = i % 6
+    if kind == 0:
+        return f'''
+def train_{i}(weights, batch):
+    local = batch[jax.process_index()]
+    with mesh:
+        step = pjit(update_{i % 7}, in_axis_resources=(None, P("data")), out_axis_resources=(None, P("data")))
+        weights, out = step(weights, local)
+    return weights, out
+'''
+    if kind == 1:
+        return f'''
+def evaluate_{i}(params, gda, host):
+    f = pjit(loss_{i % 7}, in_axis_resources=(FROM_GDA, P("data")), out_axis_resources=None)
+    with mesh:
+        return f(gda, host)
+'''
+    if kind == 2:
+        return f'''
+def psum_{i}(x):
+    return shard_map(lambda b: b.sum(), mesh, in_specs=P("data"), out_specs=P(), check_rep=False)(x)
+'''
+    if kind == 3:
+        return f'''
+def place_{i}(x):
+    grid = PositionalSharding(jax.devices()).reshape(4, 2)
+    return jax.device_put(x, grid.replicate(1))
+'''
+    if kind == 4:
+        return f'''
+def shards_{i}(values):
+    devices = jax.local_devices()
+    return jax.device_put_sharded([v + {i} for v in values], devices)
+'''
+    return f'''
+double_{i} = xmap(lambda x: x * {i}, in_axes=["batch", ...], out_axes=["batch", ...], axis_resources={{"batch": "data"}})
+'''
+
+
+def one_file(lines: int, kind: str = "pjit") -> str:
+    """A single legacy module of about ``lines`` lines (deterministic: no randomness), made of
+    numbered functions: ``pjit``, the issue's module (a ``jax.tree_map`` and a pjit with axis
+    resources in each), ``mixed``, several legacy patterns in turn, or ``multihost``, the
+    multi-process ones."""
+    block = {"pjit": _one_pjit, "mixed": _one_mixed, "multihost": _one_multihost}[kind]
+    parts = [LICENSE.format(year=2022, org="Research"), f'"""A long legacy module ({kind})."""\n\n',
+             "\n".join(ONE_FILE_IMPORTS[kind]), "\n"]
+    total, i = sum(p.count("\n") for p in parts), 0
+    while total < lines:
+        code = "\n" + block(i)
+        parts.append(code)
+        total += code.count("\n")
+        i += 1
+    return "".join(parts)
+
+
 def module(rng: random.Random, target_lines: int, legacy: bool) -> str:
     """One module of about ``target_lines`` lines: clean blocks, plus one to three legacy ones."""
     imports: Set[str] = set()

@@ -2,6 +2,7 @@
 
     python bench/run.py --generate 600000            # a synthetic tree (bench/generate.py), then measure
     python bench/run.py PATH [PATH ...]              # any local tree(s), read only: fix runs on a copy
+    python bench/run.py --one-file [10000,50000,100000]  # one legacy file at each size (bench/one_file.py)
     options: --repeat K (default 3), --jobs N (default: CPU count), --json FILE
 
 Each round runs, one after the other: ``ruff check --select NPY201 --no-cache``, a bare
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 GOALS = {"cold": 3.0, "warm": 1.0, "fix": 4.0, "rss_mb": 500.0, "one_file_s": 0.5}
 
 
@@ -62,13 +64,18 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
-def measure(argv: List[str], cwd: Optional[str] = None, env: Optional[dict] = None) -> Dict[str, float]:
-    """Wall, CPU and peak memory of one command (its output is discarded)."""
+def measure(argv: List[str], cwd: Optional[str] = None, env: Optional[dict] = None,
+            timeout: Optional[float] = None) -> Optional[Dict[str, float]]:
+    """Wall, CPU and peak memory of one command (its output is discarded); None if it was
+    stopped after ``timeout`` seconds."""
     peak = [0]
     errors = tempfile.TemporaryFile()
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=errors)
     done = threading.Event()
+    stopper = threading.Timer(timeout, proc.kill) if timeout else None
+    if stopper is not None:
+        stopper.start()
 
     def sample() -> None:
         while not done.is_set():
@@ -81,6 +88,11 @@ def measure(argv: List[str], cwd: Optional[str] = None, env: Optional[dict] = No
     wall = time.perf_counter() - start
     done.set()
     sampler.join()
+    if stopper is not None:
+        stopper.cancel()
+        if timeout is not None and wall >= timeout:
+            errors.close()
+            return None
     proc.returncode = os.waitstatus_to_exitcode(status)
     errors.seek(0)
     err = errors.read().decode(errors="replace")
@@ -203,7 +215,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", type=Path, help="also write the numbers here")
+    parser.add_argument("--one-file", nargs="?", const="10000,50000,100000", metavar="LINES",
+                        help="instead: check, fix and fix --unsafe-fixes of one generated legacy file at these "
+                             "sizes (comma-separated, default 10000,50000,100000; bench/one_file.py)")
     args = parser.parse_args()
+    if args.one_file:
+        import one_file
+
+        argv = ["--lines", args.one_file, "--repeat", str(args.repeat)]
+        one_file.main(argv + (["--json", str(args.json)] if args.json else []))
+        return
     if bool(args.paths) == bool(args.generate):
         parser.error("give PATH(s) or --generate LINES")
     with tempfile.TemporaryDirectory(prefix="jaxmigrate-bench-") as tmp:

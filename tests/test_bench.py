@@ -70,3 +70,35 @@ def test_breakdown_names_every_phase(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     for phase in ("prefilter, every file", "ast.parse, files that pass", "the one walk", "resolved names", "rule JM", "floor:", "total"):
         assert phase in out, out
+
+
+def test_one_file_modules(tmp_path):
+    """bench/one_file.py's modules: deterministic, parse, about the lines asked for, and legacy
+    throughout (findings of many rules, in every part of the file)."""
+    for kind in ("pjit", "mixed", "multihost"):
+        text = generate.one_file(3_000, kind)
+        assert text == generate.one_file(3_000, kind)
+        assert 3_000 <= text.count("\n") < 3_020
+        ast.parse(text)
+        findings = analyse(text, f"{kind}.py", ALL_RULES)
+        codes = {f.code for f in findings}
+        assert len(codes) >= (2 if kind == "pjit" else 6), (kind, codes)
+        assert max(f.line for f in findings) > 2_900 and len(findings) > 100
+
+
+def test_one_file_report_states_each_goal():
+    import one_file
+
+    def row(kind, lines, check, fix, unsafe):
+        cells = {c: {"wall": w, "cpu": w, "rss_mb": 50.0} for c, w in (("check", check), ("fix", fix), ("unsafe", unsafe))}
+        return {"kind": kind, "lines": lines, **cells}
+
+    result = {"repeat": 1, "cores": 2, "timeout": 60.0, "rows": [
+        row("pjit", 10_000, 1.0, 2.0, 2.0), row("pjit", 50_000, 4.0, 13.0, 10.0), row("pjit", 100_000, 8.0, 26.0, 21.0)]}
+    text = one_file.report(result)
+    assert "pjit check, 10,000 -> 50,000 lines (5.0x): 4.0x cpu" in text and "goal <= 6.0x: met" in text
+    assert "pjit fix, 10,000 -> 50,000 lines (5.0x): 6.5x cpu, 6.5x wall (goal <= 6.0x: NOT met)" in text
+    assert "pjit fix --unsafe-fixes, 50,000 -> 100,000 lines (2.0x): 2.1x cpu, 2.1x wall (goal <= 2.4x: met)" in text
+    assert "pjit check of 50,000 lines: 4.00 s wall, 4.00 s cpu (goal < 5 s: met)" in text
+    result["rows"][2]["fix"] = None
+    assert "stopped after 60 s: pjit 100,000 lines fix (NOT met)" in one_file.report(result)

@@ -22,6 +22,7 @@ from jaxmigrate.engine.discovery import SourceFile
 from jaxmigrate.engine.pipeline import FileResult, Settings, active_rules, prefilter_input, process
 from jaxmigrate.engine.suppression import skips_file
 from jaxmigrate.rules.base import Finding, Fix
+from jaxmigrate.rules.context import FileContext
 
 # Below this many files a process pool costs more than it saves.
 MIN_PARALLEL = 8
@@ -83,6 +84,7 @@ def _chunk(args) -> List[Outcome]:
     try:
         return [(i, *_one(file, settings, rules)) for i, file in indexed]
     finally:
+        FileContext.forget()  # before a collection: the last files' trees need not be gone through
         _resume_gc()
 
 

@@ -39,16 +39,28 @@ class FileContext:
         cls._local.recent = [ctx, *recent[:1]]
         return ctx
 
+    @classmethod
+    def forget(cls) -> None:
+        """Let the recent contexts go (their trees are most of a run's heap)."""
+        cls._local.recent = []
+
     def __init__(self, source: str, path: str = "<string>", target: Optional[Tuple[int, ...]] = None) -> None:
         self.source = source
         self.path = path
         self.target = target  # JAX version the user migrates to; None means the newest
         self.tree = ast.parse(source, filename=path, type_comments=False)
         self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+        self._ascii = source.isascii()  # then a UTF-8 column is a character column
+        self._wide_chars: Dict[int, Tuple[List[int], List[int], List[int]]] = {}  # see ``offset``
         self._memo: Dict[tuple, object] = {}  # see ``memo``; shared with ``of``'s twins, so keyed by target
+        self._shared: Dict[str, object] = {}  # the walk and the resolver, shared with ``of``'s twins
         # ``reference``/``module_reference`` answers: a fix asks for the same name at the same
         # scope once per call it rewrites (12,000 times in one file: quadratic without it)
         self._references: Dict[tuple, Tuple[str, Tuple[ImportRef, ...]]] = {}
+        # ``loads_of``, ``names_in`` and ``names_bound_by`` answers (they depend on the text alone)
+        self._loads: Dict[Tuple[str, Optional[str]], List[ast.Name]] = {}
+        self._names_by_scope: Dict[str, Dict[int, List[ast.Name]]] = {}
+        self._names_by_owner: Dict[str, Dict[Optional[int], List[ast.Name]]] = {}
 
     def memo(self, key: str, compute):
         """``compute(self)`` once per text and target: for an analysis several rules share."""
@@ -57,13 +69,22 @@ class FileContext:
             self._memo[slot] = compute(self)
         return self._memo[slot]
 
+    # The walk and the resolver live in ``_shared``, which ``of``'s twins share: a twin made
+    # before they were computed must see the same scopes, which the answers kept by scope
+    # (``_references``, ``names_in``, ``names_bound_by``, ``memo``) are keyed by.
     @cached_property
     def _walk(self) -> Walk:
-        return walk(self.tree)
+        found = self._shared.get("walk")
+        if found is None:
+            found = self._shared["walk"] = walk(self.tree)
+        return found
 
     @cached_property
     def resolver(self) -> Resolver:
-        return Resolver(self.tree, self._walk)
+        found = self._shared.get("resolver")
+        if found is None:
+            found = self._shared["resolver"] = Resolver(self.tree, self._walk)
+        return found
 
     @property
     def parents(self) -> Dict[int, ast.AST]:
@@ -85,11 +106,22 @@ class FileContext:
     def offset(self, lineno: int, col_utf8: int) -> int:
         """Character offset of an ``ast`` position (1-based line, UTF-8 byte column)."""
         start = self._line_starts[lineno - 1]
-        line_end = self._line_starts[lineno] if lineno < len(self._line_starts) else len(self.source)
-        line = self.source[start:line_end]
-        if line.isascii():
+        if self._ascii:
             return start + col_utf8
-        return start + len(line.encode("utf-8")[:col_utf8].decode("utf-8", "replace"))
+        # a line is read once, not once per position on it (10,000 findings on one long line):
+        # where its non-ASCII characters start in UTF-8 and how many bytes they add up to there
+        wide = self._wide_chars.get(lineno)
+        if wide is None:
+            wide = self._wide_chars[lineno] = _wide_chars(self.line_text(lineno))
+        if not wide[0]:
+            return start + col_utf8
+        starts, ends, extra = wide
+        i = bisect.bisect_left(starts, col_utf8)  # the characters that start before the column
+        if i and ends[i - 1] > col_utf8 or i == len(starts) and col_utf8 > len(self.line_text(lineno)) + extra[-1]:
+            # inside a character, or past the line: as decoding the bytes before the column says
+            line = self.line_text(lineno)
+            return start + len(line.encode("utf-8")[:col_utf8].decode("utf-8", "replace"))
+        return start + col_utf8 - (extra[i - 1] if i else 0)
 
     def span(self, node: ast.AST) -> Tuple[int, int]:
         return (
@@ -188,8 +220,41 @@ class FileContext:
         return None
 
     def loads_of(self, local: str, qualname: Optional[str]) -> List[ast.Name]:
-        """Every read of the name ``local`` where it resolves to ``qualname``."""
-        return [n for n in self.names(local) if isinstance(n.ctx, ast.Load) and self.qualname(n) == qualname]
+        """Every read of the name ``local`` where it resolves to ``qualname`` (worked out once:
+        rules ask it for each import, and a module may import the same name in each function)."""
+        key = (local, qualname)
+        found = self._loads.get(key)
+        if found is None:
+            found = self._loads[key] = [n for n in self.names(local)
+                                        if isinstance(n.ctx, ast.Load) and self.qualname(n) == qualname]
+        return found
+
+    def names_in(self, identifier: str, scope) -> List[ast.Name]:
+        """The Name nodes spelled ``identifier`` that stand in ``scope`` (as ``resolver.scope_of``
+        says), in the order of ``names``. Grouped once per identifier: a rule that asks at each
+        binding of a name common to many functions (``step``, ``mesh``) would otherwise go through
+        every function's uses each time."""
+        index = self._names_by_scope.get(identifier)
+        if index is None:
+            index = self._names_by_scope[identifier] = {}
+            scope_of, module_scope = self._walk.scope_of, self.resolver.module_scope
+            for n in self.names(identifier):
+                index.setdefault(id(scope_of.get(id(n), module_scope)), []).append(n)
+        return index.get(id(scope), [])
+
+    def names_bound_by(self, identifier: str, owner) -> List[ast.Name]:
+        """The Name nodes spelled ``identifier`` whose binding, where they stand, is ``owner``'s
+        (the scope ``resolver.lookup`` finds; None: unbound names), in the order of ``names``.
+        What a rule that follows one binding's uses needs, grouped once per identifier."""
+        index = self._names_by_owner.get(identifier)
+        if index is None:
+            index = self._names_by_owner[identifier] = {}
+            resolver = self.resolver
+            scope_of, module_scope = self._walk.scope_of, resolver.module_scope
+            for n in self.names(identifier):
+                found = resolver.lookup(identifier, scope_of.get(id(n), module_scope))
+                index.setdefault(None if found is None else id(found), []).append(n)
+        return index.get(None if owner is None else id(owner), [])
 
     @cached_property
     def _names_by_id(self) -> Dict[str, List[ast.Name]]:
@@ -255,17 +320,19 @@ class FileContext:
     def _reference(self, qualname: str, scope, dotted: bool) -> Tuple[str, Tuple[ImportRef, ...]]:
         resolver = self.resolver
         module, _, name = qualname.rpartition(".")
-        visible = resolver.visible_names(scope)
-        existing = sorted((n for n in visible if n in resolver.resolvable and resolver.is_import(n, scope)
-                           and _same_after_moves(n, resolver.resolve_name(n, scope), qualname, self.target)),
+        # the visible names bound to ``qualname``, or to a name JM201 moves to it: looked up by
+        # what they resolve to, not found among every visible name (10,000 functions of a
+        # module, each asking once, went through its 10,000 names each time)
+        existing = sorted((n for bound in _bound_as(qualname) for n in resolver.visible_resolving_to(scope, bound)
+                           if resolver.is_import(n, scope) and _same_after_moves(n, bound, qualname, self.target)),
                           key=lambda n: (n != name, len(n), n))
         if existing:
             return existing[0], ()
         if qualname.startswith("jax.") and _reachable_from_jax(qualname):
-            jax_names = sorted((n for n in visible if resolver.resolve_name(n, scope) == "jax"), key=lambda n: (n != "jax", n))
+            jax_names = sorted(resolver.visible_resolving_to(scope, "jax"), key=lambda n: (n != "jax", n))
             if jax_names:
                 return jax_names[0] + qualname[3:], ()
-        if not dotted and name not in visible and not resolver.bound_in_any_scope(name):
+        if not dotted and not resolver.is_visible(name, scope) and not resolver.bound_in_any_scope(name):
             return name, (ImportRef(module, name),)
         root = qualname.split(".")[0]
         return qualname, (ImportRef(root),)
@@ -282,12 +349,11 @@ class FileContext:
 
     def _module_reference(self, module: str, alias: str, scope) -> Tuple[str, Tuple[ImportRef, ...]]:
         resolver = self.resolver
-        visible = sorted((n for n in resolver.visible_names(scope)
-                          if n in resolver.resolvable and resolver.is_import(n, scope) and resolver.resolve_name(n, scope) == module),
+        visible = sorted((n for n in resolver.visible_resolving_to(scope, module) if resolver.is_import(n, scope)),
                          key=lambda n: (n != alias, len(n), n))
         if visible:
             return visible[0], ()
-        if alias not in resolver.visible_names(scope) and not resolver.bound_in_any_scope(alias):
+        if not resolver.is_visible(alias, scope) and not resolver.bound_in_any_scope(alias):
             return alias, (ImportRef(module, None, alias),)
         return module, (ImportRef(module),)
 
@@ -320,6 +386,26 @@ class FileContext:
         return Edit(start, end, text)
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _wide_chars(line: str) -> Tuple[List[int], List[int], List[int]]:
+    """For each non-ASCII character of ``line``: its first UTF-8 byte's offset, its end's, and
+    the bytes beyond one a character that it and those before it take."""
+    starts: List[int] = []
+    ends: List[int] = []
+    extra: List[int] = []
+    added = 0
+    for match in _NON_ASCII.finditer(line):
+        size = len(match.group().encode("utf-8"))
+        at = match.start() + added
+        starts.append(at)
+        ends.append(at + size)
+        added += size - 1
+        extra.append(added)
+    return starts, ends, extra
+
+
 def _grouped(nodes: List[N], field: str) -> Dict[str, List[N]]:
     out: Dict[str, List[N]] = {}
     for node in nodes:
@@ -346,6 +432,21 @@ def _same_after_moves(name: str, bound: Optional[str], qualname: str, target) ->
         return False
     old_last, new_last = move.old.rpartition(".")[2], move.new.rpartition(".")[2]
     return name != old_last or old_last == new_last
+
+
+_BOUND_AS: Dict[str, Tuple[str, ...]] = {}
+
+
+def _bound_as(qualname: str) -> Tuple[str, ...]:
+    """What a name must resolve to for ``_same_after_moves`` to take it for ``qualname``: that,
+    or the old name of a move to it."""
+    if not _BOUND_AS:
+        from jaxmigrate.rules.moves import BY_OLD
+
+        for move in BY_OLD.values():
+            _BOUND_AS.setdefault(move.new, (move.new,))
+            _BOUND_AS[move.new] += (move.old,)
+    return _BOUND_AS.get(qualname) or (qualname,)
 
 
 def _reachable_from_jax(qualname: str) -> bool:

@@ -77,7 +77,12 @@ def named_sharding_text(ctx: FileContext, mesh: ast.expr, axes: ast.expr, at: as
 
 
 def is_multi_process(ctx: FileContext) -> bool:
-    """Whether the module is written for several processes (uses process_index, distributed, ...)."""
+    """Whether the module is written for several processes (uses process_index, distributed, ...).
+    Once per module: rules ask it at each pjit call they convert."""
+    return ctx.memo("multi-process", _multi_process)
+
+
+def _multi_process(ctx: FileContext) -> bool:
     for _, q in ctx.qualified():
         if any(q == m or q.startswith(m + ".") for m in MULTI_PROCESS_MARKERS):
             return True
@@ -86,6 +91,10 @@ def is_multi_process(ctx: FileContext) -> bool:
 
 def outputs_are_global(ctx: FileContext) -> bool:
     """Whether the module turned on `jax_parallel_functions_output_gda` (outputs were GDAs)."""
+    return ctx.memo("outputs are global", _outputs_global)
+
+
+def _outputs_global(ctx: FileContext) -> bool:
     for call, _ in ctx.calls_to("jax.config.update"):
         if (len(call.args) == 2 and isinstance(call.args[0], ast.Constant) and call.args[0].value == "jax_parallel_functions_output_gda"
                 and isinstance(call.args[1], ast.Constant) and call.args[1].value is True):

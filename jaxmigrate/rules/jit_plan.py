@@ -90,7 +90,7 @@ def kwargs_entries(ctx: FileContext, value: ast.expr) -> Optional[List[Tuple[str
     if stmt is None or len(stmt.targets) != 1:
         return None
     scope = ctx.resolver.scope_of(value)
-    if sum(1 for n in ctx.loads_of(value.id, None) if ctx.resolver.scope_of(n) is scope) != 1:
+    if sum(1 for n in ctx.names_in(value.id, scope) if isinstance(n.ctx, ast.Load) and ctx.qualname(n) is None) != 1:
         return None
     built = stmt.value
     if isinstance(built, ast.Call) and isinstance(built.func, ast.Name) and built.func.id == "dict" and not built.args:

@@ -136,7 +136,7 @@ class LiveBuffers(Rule):
             name = stmt.targets[0].id
             owner = ctx.resolver.scope_of(stmt.targets[0])
             used = any(isinstance(n.ctx, ast.Load) and ctx.resolver.lookup(name, ctx.resolver.scope_of(n)) is owner
-                       for n in ctx.names(name))
+                       for n in ctx.names_bound_by(name, owner))
             if not used and owner.kind == "function":
                 fix = Fix("safe", edits=(delete_statement(ctx, stmt),), drop_unused_imports=ctx.root_import(stmt.value.func))
                 yield self.finding(ctx, stmt, f"`{name}` is no longer used and `xla_bridge.get_backend()` is gone from "

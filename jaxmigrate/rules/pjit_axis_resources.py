@@ -184,7 +184,7 @@ def _rename_key(ctx: FileContext, node: ast.AST, key: str) -> Edit:
 def _load_count(ctx: FileContext, name: str, scope) -> int:
     return sum(
         1
-        for n in ctx.names(name)
+        for n in ctx.names_in(name, scope)
         if isinstance(n.ctx, ast.Load) and ctx.resolver.scope_of(n) is scope
     )
 

@@ -71,7 +71,7 @@ def call_sites(ctx: FileContext, pj: PjitCall) -> List[ast.Call]:
     """Calls of the pjitted function's name that resolve to the same binding."""
     binding_scope = ctx.resolver.lookup(pj.name, ctx.resolver.scope_of(pj.call.func))  # type: ignore[arg-type]
     sites = []
-    for call in [ctx.parent(n) for n in ctx.names(pj.name)]:  # type: ignore[arg-type]
+    for call in [ctx.parent(n) for n in ctx.names_bound_by(pj.name, binding_scope)]:  # type: ignore[arg-type]
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == pj.name:
             owner = ctx.resolver.lookup(pj.name, ctx.resolver.scope_of(call.func))  # type: ignore[arg-type]
             bindings = owner.bindings.get(pj.name, []) if owner else []
@@ -105,13 +105,20 @@ def mesh_for(ctx: FileContext, site: ast.AST) -> Optional[str]:
                     if isinstance(item.context_expr, (ast.Name, ast.Attribute)):
                         return ctx.text(item.context_expr)
         node = ctx.parent(node)
-    candidates = set()
-    scope = ctx.resolver.scope_of(site)
-    for name in ctx.resolver.visible_names(scope):
-        bindings = ctx.resolver.bindings_of(name, scope)
-        if len(bindings) == 1 and isinstance(bindings[0].node, ast.Assign) and is_mesh_construction(ctx, bindings[0].node.value):
-            candidates.add(name)
+    meshes = ctx.memo("mesh variables", lambda _: {})  # id(scope) → its names bound to a Mesh construction
+    candidates = set(ctx.resolver.visible_from(ctx.resolver.scope_of(site), lambda s: _mesh_variables(ctx, s, meshes)))
     return candidates.pop() if len(candidates) == 1 else None
+
+
+def _mesh_variables(ctx: FileContext, scope, meshes: dict) -> List[str]:
+    """The names ``scope`` binds once, by an assignment of a Mesh construction (once per scope:
+    each pjit site asked it of every name visible there, 10,000 module-level names a site)."""
+    found = meshes.get(id(scope))
+    if found is None:
+        found = meshes[id(scope)] = [
+            name for name, bindings in scope.bindings.items()
+            if len(bindings) == 1 and isinstance(bindings[0].node, ast.Assign) and is_mesh_construction(ctx, bindings[0].node.value)]
+    return found
 
 
 def set_mesh_argument(ctx: FileContext, expr: ast.expr) -> Optional[ast.expr]:

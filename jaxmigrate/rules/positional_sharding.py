@@ -196,6 +196,8 @@ class _Plan:
         self.rule, self.ctx = rule, ctx
         self._parsed: Dict[int, Parsed] = {}
         self._status: Dict[int, str] = {}  # id(occurrence) -> "rewrite" | "delete" | "keep"
+        self._rebound_of: Dict[int, Optional[str]] = {}  # id(statement) -> ``_rebound``'s answer
+        self._loads_of: Dict[int, List[ast.Name]] = {}  # id(statement) -> ``_loads``'s answer
         self.occurrences = [e for e in ctx.nodes(ast.Call) + ctx.nodes(ast.Name) + ctx.nodes(ast.Attribute)
                             if self._is_maximal(e) and self.parse(e) is not None]
         self.occurrences.sort(key=lambda e: ctx.span(e))
@@ -363,25 +365,35 @@ class _Plan:
 
     def _rebound(self, stmt: ast.Assign) -> Optional[str]:
         """Why the name ``stmt`` assigns may hold something else at a use (its uses are then not
-        followed, and ``stmt`` is not rewritten in place), or None if ``stmt`` is its one binding."""
+        followed, and ``stmt`` is not rewritten in place), or None if ``stmt`` is its one binding.
+        Once per statement: every use of a module-level ``mesh`` in every function asks it."""
+        key = id(stmt)
+        if key not in self._rebound_of:
+            self._rebound_of[key] = self._why_rebound(stmt)
+        return self._rebound_of[key]
+
+    def _why_rebound(self, stmt: ast.Assign) -> Optional[str]:
         target: ast.Name = stmt.targets[0]  # type: ignore[assignment]
         bindings = self.ctx.bindings(target)
         if len(bindings) != 1 or bindings[0].node is not stmt:
             return f"`{target.id}` is bound more than once in its scope"
         if self.ctx.resolver.scope_of(target).kind == "class":
             return f"`{target.id}` is a class attribute, read through the class or its instances"
-        for decl in self.ctx.nodes(ast.Global) + self.ctx.nodes(ast.Nonlocal):
-            if target.id in decl.names:
-                return f"`{target.id}` is declared `{type(decl).__name__.lower()}` in this module"
-        for name in self.ctx.names(target.id):
+        declared = self.ctx.memo("global and nonlocal names", _declared)
+        if target.id in declared:
+            return f"`{target.id}` is declared `{declared[target.id]}` in this module"
+        for name in self.ctx.names_bound_by(target.id, _owner(self.ctx, target)):
             if isinstance(name.ctx, ast.Del) and any(b.node is stmt for b in self.ctx.bindings(name)):
                 return f"`{target.id}` is deleted with `del`"
         return None
 
     def _loads(self, stmt: ast.Assign) -> List[ast.Name]:
-        name = stmt.targets[0].id  # type: ignore[attr-defined]
-        return [n for n in self.ctx.names(name)
-                if isinstance(n.ctx, ast.Load) and self.ctx.single_assignment(n) is stmt]
+        found = self._loads_of.get(id(stmt))
+        if found is None:
+            target: ast.Name = stmt.targets[0]  # type: ignore[assignment]
+            found = self._loads_of[id(stmt)] = [n for n in self.ctx.names_bound_by(target.id, _owner(self.ctx, target))
+                                                if isinstance(n.ctx, ast.Load) and self.ctx.single_assignment(n) is stmt]
+        return found
 
     def _occurrence_of(self, load: ast.expr) -> ast.expr:
         node = load
@@ -573,3 +585,18 @@ def _shape_length(call: ast.Call) -> Optional[int]:
     if _int_literals(arg) is not None and not isinstance(arg, (ast.Tuple, ast.List)):
         return 1
     return _literal_length(arg)
+
+
+def _owner(ctx: FileContext, name: ast.Name):
+    """The scope whose binding ``name`` reads or writes where it stands."""
+    return ctx.resolver.lookup(name.id, ctx.resolver.scope_of(name))
+
+
+def _declared(ctx: FileContext) -> Dict[str, str]:
+    """Each name a ``global`` or ``nonlocal`` statement of the module declares → the first such
+    statement's keyword (``global`` statements first)."""
+    found: Dict[str, str] = {}
+    for decl in ctx.nodes(ast.Global) + ctx.nodes(ast.Nonlocal):
+        for name in decl.names:
+            found.setdefault(name, type(decl).__name__.lower())
+    return found
