@@ -51,3 +51,15 @@ def test_a_re_rendered_import_keeps_the_files_line_endings():
     source = MULTI.replace("\n", "\r\n")
     out = fix_imports(source, (), [ImportRef("jax.experimental.pjit", "FROM_GDA")])
     assert out == "from jax.experimental.pjit import (\r\n    # the sharding helpers\r\n    pjit,  # keep me\r\n)\r\nx = pjit\r\n"
+
+
+def test_a_dotted_name_below_a_submodule_imports_that_submodule():
+    """`import jax` does not load `jax.extend.core`: a fix that writes `jax.extend.core.Primitive`
+    (the local name `Primitive` being taken) imports `jax.extend.core` as well."""
+    from tests.conftest import run
+
+    src = "import jax\n\n\nclass Primitive:\n    pass\n\n\np = jax.core.Primitive('x')\n"
+    out = run(src).text
+    assert "import jax.extend.core\n" in out and "p = jax.extend.core.Primitive('x')" in out
+    again = run(out).text  # with the submodule imported, nothing more is added
+    assert again == out

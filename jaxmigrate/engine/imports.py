@@ -130,13 +130,25 @@ def _names_in_all(ctx: FileContext) -> set:
     return out
 
 
+def _loads_submodule(ctx: FileContext, module: str) -> bool:
+    """Whether a module-level import loads ``module`` (``import module``, or of something in it)."""
+    for stmt in ctx.tree.body:
+        if isinstance(stmt, ast.Import) and any(a.name == module or a.name.startswith(module + ".") for a in stmt.names):
+            return True
+        if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module and (
+                stmt.module == module or stmt.module.startswith(module + ".")):
+            return True
+    return False
+
+
 def _add(source: str, adds: List[ImportRef]) -> str:
     ctx = FileContext.of(source)
     lines = []
     for ref in adds:
         qual = f"{ref.module}.{ref.name}" if ref.name else ref.module
         if _local(ref) in set(ctx.resolver.module_names_for(qual if ref.name or ref.asname else ref.module.split(".")[0])):
-            continue
+            if ref.name or ref.asname or "." not in ref.module or _loads_submodule(ctx, ref.module):
+                continue  # `import jax` binds `jax`, but only `import jax.extend.core` loads that submodule
         if ref.name:
             lines.append(f"from {ref.module} import {ref.name}" + (f" as {ref.asname}" if ref.asname else ""))
         else:

@@ -335,7 +335,9 @@ class FileContext:
         if not dotted and not resolver.is_visible(name, scope) and not resolver.bound_in_any_scope(name):
             return name, (ImportRef(module, name),)
         root = qualname.split(".")[0]
-        return qualname, (ImportRef(root),)
+        # `import jax` does not load `jax.extend.core`: a dotted path below a submodule imports it
+        needed = module if qualname.startswith("jax.") and not _reachable_from_jax(qualname) else root
+        return qualname, (ImportRef(needed),)
 
     def module_reference(self, module: str, alias: str, at: Optional[ast.AST] = None) -> Tuple[str, Tuple[ImportRef, ...]]:
         """A name for ``module`` where ``at`` stands (``np`` for numpy), and the import it needs:
