@@ -42,14 +42,14 @@ def references(ctx: FileContext) -> List[Reference]:
 def _references(ctx: FileContext) -> List[Reference]:
     found: List[Reference] = []
     for node in ctx.nodes(ast.ImportFrom):
-        if node.level or not node.module or not node.module.startswith("jax"):
+        if node.level or not node.module or not _is_jax(node.module):
             continue
         for alias in node.names:
             if alias.name != "*":
                 _add(found, ctx, alias, f"{node.module}.{alias.name}", statement=node)
     for node in ctx.nodes(ast.Import):
         for alias in node.names:
-            if alias.name.startswith("jax"):
+            if _is_jax(alias.name):
                 _add(found, ctx, alias, alias.name, statement=node)
     parents = ctx.parents
     heads: dict = {}  # (id(binding scope), root name) -> what `_head` says: roots repeat in every chain
@@ -72,8 +72,13 @@ def _references(ctx: FileContext) -> List[Reference]:
     return found
 
 
+def _is_jax(qualname: str) -> bool:
+    """``jax`` and names in it (not ``jaxtyping`` or ``jaxlib``)."""
+    return qualname == "jax" or qualname.startswith("jax.")
+
+
 def _add(found: List[Reference], ctx: FileContext, node: ast.AST, spelled: str, **where) -> None:
-    if not spelled.startswith("jax"):
+    if not _is_jax(spelled):
         return
     judged = status(spelled, ctx.target)
     if judged is not None:
