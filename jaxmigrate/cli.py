@@ -31,8 +31,8 @@ def common_options(func):
         click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes or prefixes (comma-separated)."),
         click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes (comma-separated)."),
         click.option("--target-jax", default=None, metavar="VERSION|latest|auto", envvar="JAXMIGRATE_TARGET_JAX",
-                     help="The JAX version the code should run on; auto: the installed jax, else a `jax==` pin of "
-                          "the project [default: $JAXMIGRATE_TARGET_JAX, else target-jax in pyproject.toml, "
+                     help="The JAX version the code should run on; auto: the project's jax requirement (a range's "
+                          "floor), else the installed jax [default: $JAXMIGRATE_TARGET_JAX, else target-jax in pyproject.toml, "
                           "else latest]."),
         click.option("--no-cache", is_flag=True, help="Do not read or write the result cache (.jaxmigrate_cache/ in the project root)."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: CPU count]."),
@@ -93,9 +93,11 @@ def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, uns
         raise click.UsageError(f"unknown rule code or prefix: {', '.join(bad)} (see `jaxmigrate rules`)")
     target_text = target_jax or config.target_jax or "latest"
     if target_text.lower() == "auto":
+        from pathlib import Path
+
         from jaxmigrate.engine.target import auto
 
-        version, source = auto(config.root)
+        version, source = auto(config.root, Path(paths[0]))
         target_text = version or "latest"
         click.echo(f"target JAX: {target_text} ({source})", err=True)
     target = _parse_target(target_text)

@@ -60,17 +60,17 @@ def test_bad_config_is_a_usage_error(tmp_path):
     assert result.exit_code == 2 and "unknown key(s) in [tool.jaxmigrate]: selectt" in result.output
 
 
-def test_target_jax_auto_reads_installed_or_pinned_jax(tmp_path, monkeypatch):
+def test_target_jax_auto_prefers_the_project_pin_to_the_installed_jax(tmp_path, monkeypatch):
     from jaxmigrate.engine import target
 
     root = _project(tmp_path, 'select = ["JM201"]\n')
     (root / "requirements.txt").write_text("numpy\njax==0.4.20\n")
-    monkeypatch.setattr(target, "installed", lambda: None)
+    monkeypatch.setattr(target, "installed", lambda: "0.10.2")  # the project's pin wins over it
     result = CliRunner().invoke(main, ["fix", "--target-jax", "auto", str(root / "src" / "d.py")])
-    assert "target JAX: 0.4.20 (the jax pinned by the project)" in result.output
+    assert "target JAX: 0.4.20 (`jax==0.4.20` in requirements.txt)" in result.output
     assert (root / "src" / "d.py").read_text() == "from jax.sharding import GSPMDSharding\n"
-    monkeypatch.setattr(target, "installed", lambda: "0.10.2")
+    (root / "requirements.txt").write_text("numpy\n")  # no requirement on jax: the installed one
     (root / "src" / "d.py").write_text(OPSHARDING)
     result = CliRunner().invoke(main, ["check", "--target-jax", "auto", str(root / "src" / "d.py")])
-    assert "target JAX: 0.10.2 (the installed jax)" in result.output
+    assert "target JAX: 0.10.2 (the installed jax; no jax requirement in the project's" in result.output
     assert "JM201" in result.output  # GSPMDSharding is gone from 0.10.2: reported

@@ -103,3 +103,115 @@ def test_the_table_is_consulted():
     src = "import jax\n\nx = jax.tree_map(abs, [1])\n"
     assert "jax.tree.map" in _jax_names(run(src, target=(0, 4, 25)).text)
     assert "jax.tree.map" not in _jax_names(run(src, target=(0, 4, 24)).text)
+
+
+# keywords ------------------------------------------------------------------------------------------
+# (callee, keyword) -> first JAX version whose callee takes the keyword, read from the tags' source
+KEYWORDS = {
+    ("jax.experimental.pjit.pjit", "in_shardings"): "0.4.4",  # jax/_src/pjit.py at jax-v0.4.4
+    ("jax.experimental.pjit.pjit", "out_shardings"): "0.4.4",
+    ("jax.experimental.pjit.with_sharding_constraint", "shardings"): "0.4.4",
+    ("jax.lax.with_sharding_constraint", "shardings"): "0.4.4",
+    ("jax.experimental.pjit.with_sharding_constraint", "x"): "0.4.1",
+    ("jax.lax.with_sharding_constraint", "x"): "0.4.1",
+    ("jax.lax.with_sharding_constraint", "axis_resources"): "0.4.1",  # jax.lax re-exports pjit's at jax-v0.4.1
+    ("jax.experimental.pjit.pjit", "out_axis_resources"): "0.1.0",  # gone from 0.4.14: the rules' gates see to that
+    ("jax.jit", "in_shardings"): "0.4.7",  # jax/_src/api.py at jax-v0.4.7
+    ("jax.jit", "out_shardings"): "0.4.7",
+    **{("jax.jit", k): "0.4.1" for k in ("static_argnums", "static_argnames", "device", "backend", "donate_argnums",
+                                         "inline", "keep_unused", "abstracted_axes")},  # jit's signature at jax-v0.4.1
+    ("jax.jit", "donate_argnames"): "0.4.14",
+    ("jax.shard_map", "check_vma"): "0.6.1",  # jax.shard_map's first release has both
+    ("jax.shard_map", "axis_names"): "0.6.1",
+    ("jax.shard_map", "in_specs"): "0.6.1",
+    ("jax.shard_map", "out_specs"): "0.6.1",
+    ("jax.shard_map", "mesh"): "0.6.1",
+    ("jax.random.permutation", "independent"): "0.2.26",
+    ("jax.random.permutation", "axis"): "0.2.26",
+}
+KEYWORD_CALLEES = {callee for callee, _ in KEYWORDS}
+
+
+def _keywords(text: str):
+    """Each (callee, keyword) of a call, or of a `functools.partial(callee, ...)`, to a callee in KEYWORDS."""
+    from collections import Counter
+
+    ctx = FileContext(text)
+    found: Counter = Counter()
+    for call in ctx.nodes(ast.Call):
+        callee = ctx.qualname(call.func)
+        if callee == "functools.partial" and call.args:
+            callee = ctx.qualname(call.args[0])
+        if callee in KEYWORD_CALLEES:
+            found.update((callee, kw.arg) for kw in call.keywords if kw.arg)
+    return found
+
+
+def _problems(before: str, after: str, target) -> list:
+    shown = ".".join(map(str, target))
+    problems = []
+    for name in sorted(_jax_names(after) - _jax_names(before)):
+        known = _availability(name)
+        if known is None:
+            problems.append(f"{shown}: {name} is not in the availability table")
+        elif target < _version(known[0]) or (known[1] and target >= _version(known[1])):
+            problems.append(f"{shown}: {name} exists from {known[0]}" + (f" until {known[1]}" if known[1] else ""))
+    for (callee, keyword) in sorted(_keywords(after) - _keywords(before)):
+        since = KEYWORDS.get((callee, keyword))
+        if since is None:
+            problems.append(f"{shown}: {callee}({keyword}=) is not in the keyword table")
+        elif target < _version(since):
+            problems.append(f"{shown}: {callee} takes `{keyword}=` from {since}")
+    return problems
+
+
+def _rule_targets(rule) -> list:
+    """TARGETS, and for each version the rule or its module names (replacement, deprecation, removal,
+    its own gates such as SINCE = "0.8.0"), that release and the one before it, from 0.4.1 (the
+    oldest target TARGETS tries: before it there is no jax.Array to migrate GDA code to)."""
+    import sys
+
+    from jaxmigrate.catalog.api_history import table
+
+    releases = sorted({_version(v) for v in table(False).versions})
+    module = vars(sys.modules[rule.__module__])
+    named = [rule.replacement_since, rule.deprecated_in, rule.removed_in]
+    named += [v for k, v in module.items() if "SINCE" in k and isinstance(v, str)]
+    targets = set(TARGETS)
+    for text in filter(None, named):
+        version = _version(text)
+        targets.add(version)
+        earlier = [r for r in releases if TARGETS[0] <= r < version]
+        if earlier:
+            targets.add(earlier[-1])
+    return sorted(targets)
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
+def test_each_rule_alone_honours_older_targets(rule):
+    """The rule alone, unsafe fixes on, on each of its examples, for every target in TARGETS and
+    around each of its version gates: nothing it writes is a name or a keyword the target lacks."""
+    problems = []
+    for i, example in enumerate(rule.examples):
+        for target in _rule_targets(rule):
+            after = run(example.before, [rule.code], unsafe=True, target=target).text
+            problems += [f"example {i}: {p}" for p in _problems(example.before, after, target)]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_no_keyword_the_target_lacks(source):
+    """Every fixture and example, every rule: no call gains a keyword the target's callee does not take."""
+    problems = []
+    for target in TARGETS:
+        after = run(source, unsafe=True, target=target).text
+        problems += [p for p in _problems(source, after, target) if "takes" in p or "keyword table" in p]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_keyword_table_is_consulted():
+    """in_shardings= written for 0.4.1 would be caught (the rule's gate aside)."""
+    before = "from jax.experimental.pjit import pjit\n\nf = pjit(abs, in_axis_resources=None)\n"
+    after = before.replace("in_axis_resources", "in_shardings")
+    assert _problems(before, after, (0, 4, 1)) == ["0.4.1: jax.experimental.pjit.pjit takes `in_shardings=` from 0.4.4"]
+    assert _problems(before, after, (0, 4, 4)) == []

@@ -13,6 +13,8 @@ from jaxmigrate.rules.pjit_calls import (
 )
 from jaxmigrate.rules.statements import drop_argument, insert_before
 
+OUT_SHARDINGS_SINCE = "0.4.4"  # pjit takes `out_shardings=` (jax/_src/pjit.py at jax-v0.4.4); before it, out_axis_resources
+
 class FromGda(Rule):
     """
     ## What it does
@@ -126,7 +128,8 @@ class FromGda(Rule):
                                     suggestion="pjit(f, out_shardings=..., ...) with the other options as keywords")
             if rest:
                 start, end = ctx.span(pj.value)[0], ctx.span(rest[0])[1]
-                edit = Edit(start, end, f"out_shardings={ctx.text(rest[0])}")
+                keyword = "out_shardings" if ctx.target_at_least(OUT_SHARDINGS_SINCE) else "out_axis_resources"
+                edit = Edit(start, end, f"{keyword}={ctx.text(rest[0])}")
             else:
                 edit = drop_argument(ctx, pj.call, pj.value)
         return self.finding(ctx, pj.value, "`FROM_GDA` was removed in JAX 0.4.11: jax.Array inputs carry their own "

@@ -25,6 +25,9 @@ class PjitAxisResources(Rule):
     `TypeError`. Inside `pjit` the rename keeps the meaning exactly, `None` (replicated)
     included. Positional specs (`pjit(f, P('x'), None)`) keep working and are left alone.
 
+    With a target before 0.4.9 the rule stays quiet: there the old keywords are not deprecated,
+    and before 0.4.4 pjit does not take `in_shardings`/`out_shardings` at all.
+
     Other dynamic forms (a keyword dict that is also used elsewhere, a key added by
     subscript) are reported for a manual rename. Calls to anything that is not JAX's pjit (a
     project's own wrapper or partitioner taking a keyword of the same name) are left alone.
@@ -37,7 +40,7 @@ class PjitAxisResources(Rule):
     triggers = (b"in_axis_resources", b"out_axis_resources")
     deprecated_in = "0.4.9"
     removed_in = "0.4.14"
-    replacement_since = "0.4.7"
+    replacement_since = "0.4.4"  # pjit's signature at jax-v0.4.4 has in_shardings/out_shardings
     examples = (
         Example(
             snippet("""
@@ -82,9 +85,20 @@ class PjitAxisResources(Rule):
             """),
             title="a project's own function with a keyword of the same name is not JAX's pjit",
         ),
+        Example(
+            snippet("""
+                from jax.experimental.pjit import pjit
+
+                f = pjit(abs, in_axis_resources=None, out_axis_resources=None)
+            """),
+            title="a target before 0.4.9 (here 0.4.1, whose pjit has no `in_shardings`) keeps the old keywords",
+            target="0.4.1",
+        ),
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]  (set on this rule)
+            return
         handled_dicts = set()
         for call, _, _ in ctx.applications(PJIT):
             given = {kw.arg for kw in call.keywords}

@@ -26,6 +26,9 @@ class ShardingConstraintAxisResources(Rule):
     The `axis_resources` argument was removed in JAX 0.4.11 and
     `jax.experimental.pjit.with_sharding_constraint` is deprecated in favour of
     `jax.lax.with_sharding_constraint`, whose second parameter means the same thing.
+
+    With a target before 0.4.4 the rule stays quiet: there `axis_resources` is the parameter's only
+    name, and not deprecated.
     """
 
     code = "JM102"
@@ -67,6 +70,8 @@ class ShardingConstraintAxisResources(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]  (set on this rule)
+            return  # `axis_resources` is not deprecated there (before 0.4.4 it is the only name: no `shardings`)
         for call, callee in ctx.calls_to(LEGACY, MODERN):
             kws = [k for k in call.keywords if k.arg == "axis_resources"]
             if not kws:
