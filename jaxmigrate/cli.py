@@ -127,7 +127,8 @@ def check(paths, select, ignore, target_jax, no_cache, jobs, output_format, outp
 
     results, missing = _run(paths, select, ignore, target_jax, jobs, fix=False, write=False, unsafe_fixes=False,
                             no_cache=no_cache)
-    render.findings(results, output_format, mode="check", output_file=output_file, show_statistics=show_statistics)
+    render.findings(results, output_format, mode="check", output_file=output_file, show_statistics=show_statistics,
+                    missing=len(missing))
     sys.exit(_exit_code(results, missing, exit_zero))
 
 
@@ -179,12 +180,11 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
             if r.diff:
                 click.echo(coloured(r.diff), nl=False)
     render.findings(results, output_format, mode="diff" if diff else "fix", output_file=output_file,
-                    show_statistics=show_statistics)
+                    show_statistics=show_statistics, missing=len(missing))
     if report_file:
         from jaxmigrate.reporting import review
 
-        with open(report_file, "w", encoding="utf-8") as handle:
-            handle.write(review.render(results))
+        render.write_file(report_file, review.render(results))
     code = _exit_code(results, missing, exit_zero)
     if diff and code == EXIT_OK and not exit_zero and any(r.changed for r in results):
         code = EXIT_FINDINGS
