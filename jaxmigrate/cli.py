@@ -184,7 +184,7 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
     if report_file:
         from jaxmigrate.reporting import review
 
-        render.write_file(report_file, review.render(results))
+        render.write_file(report_file, review.render(results, written=not diff))
     code = _exit_code(results, missing, exit_zero)
     if diff and code == EXIT_OK and not exit_zero and any(r.changed for r in results):
         code = EXIT_FINDINGS

@@ -71,3 +71,84 @@ def test_only_a_missing_path(tmp_path):
     assert result.exit_code == 2
     assert "All checks passed" not in result.output
     assert "1 named path does not exist" in result.output
+
+
+# item 5: findings left by a fix that is not written are located in the file on disk
+
+def _locations(output: str, code: str):
+    return [line.split(": ")[0] for line in output.splitlines() if f": {code}" in line]
+
+
+def test_diff_reports_findings_left_at_their_lines_on_disk(tmp_path):
+    (tmp_path / "a.py").write_text(SHIFTING)
+    check = invoke("check", "a.py", cwd=tmp_path)
+    assert _locations(check.output, "JM203") == ["a.py:3:35"]
+    diff = invoke("fix", "--diff", "a.py", cwd=tmp_path)
+    assert _locations(diff.output, "JM203") == ["a.py:3:35"]  # the fixed text has it on line 2
+    assert _locations(diff.output, "JM301") == []  # the diff fixes it
+    assert "1 finding left" in diff.output
+    assert (tmp_path / "a.py").read_text() == SHIFTING
+
+
+def test_diff_json_lines_are_those_of_check(tmp_path):
+    import json
+
+    (tmp_path / "a.py").write_text(SHIFTING + UNSAFE.replace("import jax\n", ""))
+    invoke("check", "--format", "json", "-o", "check.json", "a.py", cwd=tmp_path)
+    invoke("fix", "--diff", "--format", "json", "-o", "diff.json", "a.py", cwd=tmp_path)
+    check, diff = (json.loads((tmp_path / name).read_text()) for name in ("check.json", "diff.json"))
+    left = [(r["code"], r["line"], r["column"], r["end_line"], r["end_column"]) for r in diff]
+    expected = [(r["code"], r["line"], r["column"], r["end_line"], r["end_column"]) for r in check
+                if r["fix_safety"] != "safe"]
+    assert left == expected and {c for c, *_ in left} == {"JM203", "JM401"}
+
+
+def test_diff_left_count_matches_what_fix_leaves(tmp_path):
+    (tmp_path / "a.py").write_text(SHIFTING)
+    (tmp_path / "b.py").write_text(UNSAFE)
+    diff = invoke("fix", "--diff", "a.py", "b.py", cwd=tmp_path)
+    written = invoke("fix", "a.py", "b.py", cwd=tmp_path)
+    assert "2 findings left" in diff.output and "2 findings left" in written.output
+
+
+# item 6: counts
+
+def test_check_summary_counts_unsafe_fixes(tmp_path):
+    (tmp_path / "b.py").write_text(UNSAFE)
+    result = invoke("check", "b.py", cwd=tmp_path)
+    assert "[~] 1 fixable with `jaxmigrate fix --unsafe-fixes`" in result.output
+    assert "need manual changes" not in result.output
+
+
+def test_report_does_not_call_an_unsafe_fix_manual(tmp_path):
+    (tmp_path / "b.py").write_text(UNSAFE)
+    invoke("fix", "--report", "r.md", "b.py", cwd=tmp_path)
+    report = (tmp_path / "r.md").read_text()
+    assert "--unsafe-fixes" in report and "needs a person" not in report
+
+
+def test_diff_report_says_would_apply(tmp_path):
+    (tmp_path / "a.py").write_text(SHIFTING)
+    invoke("fix", "--diff", "--report", "r.md", "a.py", cwd=tmp_path)
+    report = (tmp_path / "r.md").read_text()
+    assert "1 fix would be applied in 1 file (nothing written); 1 item left." in report
+    assert "`a.py:3:35`" in report
+    invoke("fix", "--report", "r.md", "a.py", cwd=tmp_path)
+    assert "1 fix applied in 1 file; 1 item left." in (tmp_path / "r.md").read_text()
+
+
+def test_verify_counts_the_findings_of_files_it_refused(tmp_path, monkeypatch):
+    from jaxmigrate.verify import gate
+    from jaxmigrate.verify.runner import Verdict
+
+    def divergent(before, after, **_):
+        return Verdict("divergent", "a value differs", before, after, 8, 1, 0.0)
+
+    monkeypatch.setattr(gate, "verify_files", divergent)
+    (tmp_path / "a.py").write_text(SHIFTING)
+    result = invoke("fix", "--verify", "a.py", cwd=tmp_path)
+    assert result.exit_code == 2
+    assert (tmp_path / "a.py").read_text() == SHIFTING
+    assert "Applied 0 fixes in 0 files; 2 findings left" in result.output
+    assert _locations(result.output, "JM301") == ["a.py:2:1"]
+    assert _locations(result.output, "JM203") == ["a.py:3:35"]
