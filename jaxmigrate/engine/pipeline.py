@@ -186,23 +186,29 @@ def located_on_disk(left: List[Finding], first: List[Finding], original: str, fi
     changes there) stands for it, with its position, fix and suggestion; a finding the fixes
     brought (no such counterpart) is put on the diff's line of the original, at column 1 when its
     line was changed."""
+    import bisect
+
     a, b = original.splitlines(), fixed.splitlines()
-    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-    unused = list(first)
+    ops = [op for op in difflib.SequenceMatcher(None, a, b).get_opcodes() if op[4] > op[3]]  # as --diff's
+    starts = [op[3] for op in ops]
+    unused: dict = {}  # (code, message, line) -> the original's findings there, in order
+    for g in first:
+        unused.setdefault((g.code, g.message, g.line), []).append(g)
     out = []
     for f in left:
         j = f.line - 1
-        tag, i1, i2, j1 = next(((t, i1, i2, j1) for t, i1, i2, j1, j2 in ops if j1 <= j < j2), ("equal", len(a), len(a), len(b)))
+        k = bisect.bisect_right(starts, j) - 1
+        tag, i1, i2, j1, j2 = ops[k] if k >= 0 and j < ops[k][4] else ("equal", len(a), len(a), len(b), len(b))
         if tag == "equal":
-            lines = range(i1 + (j - j1) + 1, i1 + (j - j1) + 2)
+            start = i1 + (j - j1) + 1
+            lines = (start,)
         else:
+            start = i1 + 1
             lines = range(i1 + 1, max(i1 + 1, i2) + 1)
-        twin = next((g for g in unused if g.code == f.code and g.message == f.message and g.line in lines), None)
-        if twin is not None:
-            unused.remove(twin)
-            out.append(twin)
+        twins = next((unused[key] for key in ((f.code, f.message, n) for n in lines) if unused.get(key)), None)
+        if twins:
+            out.append(twins.pop(0))
         else:
-            start = lines[0] if tag == "equal" else i1 + 1
             out.append(replace(f, line=start, end_line=start + (f.end_line - f.line),
                                column=f.column if tag == "equal" else 1,
                                end_column=f.end_column if tag == "equal" else 1))
