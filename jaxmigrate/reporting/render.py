@@ -84,7 +84,8 @@ def _summary(results: Sequence, records: List[Dict], mode: str, missing: int = 0
         if not found and not errors and not missing:
             parts.append(f"All checks passed ({len(results)} file{'s' * (len(results) != 1)}).")
         elif not found and missing and not errors:
-            parts.append(f"No findings in the {len(results)} file{'s' * (len(results) != 1)} found.")
+            parts.append(f"No findings in the {len(results)} file{'s' * (len(results) != 1)} found." if results
+                         else "No file checked.")
         elif not found:
             parts.append(f"No findings in the {len(results) - errors} file{'s' * (len(results) - errors != 1)} that could be read.")
         else:
