@@ -4,6 +4,7 @@ missing paths, where findings left by a fix that was not written are, counts, an
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,46 @@ def test_verify_counts_the_findings_of_files_it_refused(tmp_path, monkeypatch):
     assert "Applied 0 fixes in 0 files; 2 findings left" in result.output
     assert _locations(result.output, "JM301") == ["a.py:2:1"]
     assert _locations(result.output, "JM203") == ["a.py:3:35"]
+
+
+# item 11: Ctrl-C during fix
+
+# Ctrl-C arrives after the first write: the driver wraps the engine's atomic write with a SIGINT
+# to the command's process (from a worker, too), in a child process so that pytest is not interrupted.
+DRIVER = """
+import os, signal, sys
+from jaxmigrate.engine import pipeline
+from jaxmigrate.cli import main
+real, parent = pipeline.write_atomic, os.getpid()
+def write_then_interrupt(path, data, **kw):
+    real(path, data, **kw)
+    os.kill(parent, signal.SIGINT)
+    if os.getpid() != parent:  # a worker: on until the command has seen it (a minute at most)
+        from jaxmigrate.engine import runner
+        import time
+        deadline = time.monotonic() + 60
+        while not runner._stopping() and time.monotonic() < deadline:
+            time.sleep(0.001)
+pipeline.write_atomic = write_then_interrupt
+main(sys.argv[1:], prog_name="jaxmigrate")
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_during_fix_exits_130_and_counts_what_was_written(tmp_path, jobs):
+    import subprocess
+    import sys
+
+    names = [f"m{i:02d}.py" for i in range(40)]
+    for name in names:
+        (tmp_path / name).write_text(LEGACY)
+    proc = subprocess.run([sys.executable, "-c", DRIVER, "fix", "--no-cache", "-j", jobs, *names], cwd=tmp_path,
+                          capture_output=True, text=True)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 130, output
+    written = sum((tmp_path / n).read_text() != LEGACY for n in names)
+    assert 1 <= written <= int(jobs)  # no file started after the command saw Ctrl-C
+    assert f"Interrupted: {written} file{'s' * (written != 1)} written" in output
+    assert f"the other {len(names) - written} are untouched" in output
+    assert "Aborted!" not in output and "Traceback" not in output
+    assert sorted(p.name for p in tmp_path.iterdir()) == names  # no temporary file left
