@@ -196,3 +196,15 @@ def test_ctrl_c_during_fix_exits_130_and_counts_what_was_written(tmp_path, jobs)
     assert f"the other {len(names) - written} are untouched" in output
     assert "Aborted!" not in output and "Traceback" not in output
     assert sorted(p.name for p in tmp_path.iterdir()) == names  # no temporary file left
+
+
+def test_diff_of_a_notebook_reports_findings_left_at_their_cell_lines_on_disk(tmp_path):
+    import json
+
+    cell = {"cell_type": "code", "execution_count": 1, "id": "x", "metadata": {}, "outputs": []}
+    nb = {"cells": [dict(cell, source=SHIFTING.splitlines(keepends=True))], "metadata": {}, "nbformat": 4,
+          "nbformat_minor": 5}
+    (tmp_path / "n.ipynb").write_text(json.dumps(nb, indent=1) + "\n")
+    check = invoke("check", "n.ipynb", cwd=tmp_path)
+    diff = invoke("fix", "--diff", "n.ipynb", cwd=tmp_path)
+    assert _locations(check.output, "JM203") == _locations(diff.output, "JM203") == ["n.ipynb:3:35"]
