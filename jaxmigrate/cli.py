@@ -10,6 +10,7 @@ from typing import List, Optional, Tuple
 import click
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 _exit_prepared = False
 
 
@@ -77,7 +78,7 @@ def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, uns
     from jaxmigrate.engine import config as config_file
     from jaxmigrate.engine.discovery import discover
     from jaxmigrate.engine.pipeline import Settings
-    from jaxmigrate.engine.runner import run
+    from jaxmigrate.engine.runner import Interrupted, run
     from jaxmigrate.rules import select_rules, unknown_codes
 
     paths = list(paths) or ["."]
@@ -118,7 +119,24 @@ def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, uns
     from jaxmigrate.reporting.terminal import progress
 
     with progress(len(files)) as update:
-        return run(files, settings, jobs, progress=update, cache=cache), missing
+        try:
+            return run(files, settings, jobs, progress=update, cache=cache), missing
+        except Interrupted as stop:
+            _interrupted(stop.results, write=fix and write)
+
+
+def _interrupted(results, *, write: bool) -> None:
+    """Ctrl-C during a run: the files under way were finished (a write is atomic: a file is either
+    fixed or as it was), no other was started. Say what was written; exit 130 as shells do."""
+    processed = [r for r in results if r is not None]
+    if write:
+        written = sum(1 for r in processed if r.changed)
+        untouched, unreached = len(results) - written, len(results) - len(processed)
+        click.echo(f"Interrupted: {written} file{'s' * (written != 1)} written; the other {untouched} "
+                   f"{'is' if untouched == 1 else 'are'} untouched ({unreached} not reached).", err=True)
+    else:
+        click.echo(f"Interrupted: {len(processed)} of {len(results)} files processed; nothing written.", err=True)
+    sys.exit(EXIT_INTERRUPTED)
 
 
 @main.command()
@@ -129,7 +147,8 @@ def check(paths, select, ignore, target_jax, no_cache, jobs, output_format, outp
 
     results, missing = _run(paths, select, ignore, target_jax, jobs, fix=False, write=False, unsafe_fixes=False,
                             no_cache=no_cache)
-    render.findings(results, output_format, mode="check", output_file=output_file, show_statistics=show_statistics)
+    render.findings(results, output_format, mode="check", output_file=output_file, show_statistics=show_statistics,
+                    missing=len(missing))
     sys.exit(_exit_code(results, missing, exit_zero))
 
 
@@ -181,12 +200,11 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
             if r.diff:
                 click.echo(coloured(r.diff), nl=False)
     render.findings(results, output_format, mode="diff" if diff else "fix", output_file=output_file,
-                    show_statistics=show_statistics)
+                    show_statistics=show_statistics, missing=len(missing))
     if report_file:
         from jaxmigrate.reporting import review
 
-        with open(report_file, "w", encoding="utf-8") as handle:
-            handle.write(review.render(results))
+        render.write_file(report_file, review.render(results, written=not diff))
     code = _exit_code(results, missing, exit_zero)
     if diff and code == EXIT_OK and not exit_zero and any(r.changed for r in results):
         code = EXIT_FINDINGS

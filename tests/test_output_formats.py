@@ -80,7 +80,7 @@ def test_fix_report_lists_what_is_left(tmp_path):
     result = CliRunner().invoke(main, ["fix", "--report", str(report), str(tmp_path)])
     assert result.exit_code == 1
     text = report.read_text()
-    assert "2 fixes applied in 1 files; 2 items left." in text
+    assert "2 fixes applied in 1 file; 2 items left." in text
     assert "| JM203 | removed-maps-api | 1 |" in text and "| JM401 | live-buffers | 1 |" in text
     assert f"- [ ] `{path}:4:35` **JM203**" in text
     assert "why not rewritten: the fix is unsafe" in text

@@ -73,6 +73,11 @@ class FileResult:
     changed: bool = False
     diff: str = ""
     new_bytes: Optional[bytes] = None  # the fixed file, when it changed and was not written
+    # when it changed and was not written, ``findings`` are those left located in the file on disk
+    # (README: "findings left"); these are what --verify reports once it writes the fixed file or
+    # refuses to: the findings left in the fixed text, and every finding of the file on disk
+    fixed_findings: Optional[List[Finding]] = None
+    on_disk: Optional[List[Finding]] = None
 
 
 class RuleError(Exception):
@@ -147,6 +152,9 @@ class Outcome:
     text: str = ""
     encoding: str = "utf-8"
     fixes_applied: int = 0
+    # when the text changed: the findings of the original text, and ``findings`` located there
+    on_disk: Optional[List[Finding]] = None
+    left_on_disk: Optional[List[Finding]] = None
 
     @property
     def changed(self) -> bool:
@@ -163,14 +171,56 @@ def transform(data: bytes, display: str, settings: Settings) -> Outcome:
     source = decode(data)
     if display.endswith(".ipynb"):
         return _transform_notebook(source.text, source.encoding, display, rules, settings)
-    findings, text, applied = _run_rules(source.text, display, rules, settings)
-    return Outcome(findings, source.text, text, source.encoding, applied)
+    findings, text, applied, first = _run_rules(source.text, display, rules, settings)
+    outcome = Outcome(findings, source.text, text, source.encoding, applied)
+    if outcome.changed:
+        outcome.on_disk, outcome.left_on_disk = first, located_on_disk(findings, first, source.text, text)
+    return outcome
+
+
+def located_on_disk(left: List[Finding], first: List[Finding], original: str, fixed: str) -> List[Finding]:
+    """The findings ``left`` in the ``fixed`` text, where they are in the ``original`` one (a fix
+    that is not written: ``--diff``, ``--verify``): the same findings a written fix leaves, at the
+    lines and columns ``check`` gives them on disk. A finding of the original text with the same
+    code and message on the line the diff maps the finding's line from (or in the lines the diff
+    changes there) stands for it, with its position, fix and suggestion; a finding the fixes
+    brought (no such counterpart) is put on the diff's line of the original, at column 1 when its
+    line was changed."""
+    import bisect
+
+    a, b = original.splitlines(), fixed.splitlines()
+    ops = [op for op in difflib.SequenceMatcher(None, a, b).get_opcodes() if op[4] > op[3]]  # as --diff's
+    starts = [op[3] for op in ops]
+    unused: dict = {}  # (code, message, line) -> the original's findings there, in order
+    for g in first:
+        unused.setdefault((g.code, g.message, g.line), []).append(g)
+    out = []
+    for f in left:
+        j = f.line - 1
+        k = bisect.bisect_right(starts, j) - 1
+        tag, i1, i2, j1, j2 = ops[k] if k >= 0 and j < ops[k][4] else ("equal", len(a), len(a), len(b), len(b))
+        if tag == "equal":
+            start = i1 + (j - j1) + 1
+            lines = (start,)
+        else:
+            start = i1 + 1
+            lines = range(i1 + 1, max(i1 + 1, i2) + 1)
+        twins = next((unused[key] for key in ((f.code, f.message, n) for n in lines) if unused.get(key)), None)
+        if twins:
+            out.append(twins.pop(0))
+        else:
+            out.append(replace(f, line=start, end_line=start + (f.end_line - f.line),
+                               column=f.column if tag == "equal" else 1,
+                               end_column=f.end_column if tag == "equal" else 1))
+    out.sort(key=lambda f: (f.line, f.column, f.code))
+    return out
 
 
 def _run_rules(text: str, display: str, rules, settings: Settings):
-    """Findings left, the text, and how many fixes were applied (rounds until none applies)."""
+    """Findings left, the text, how many fixes were applied (rounds until none applies), and the
+    findings of the text as given."""
     applied_total = 0
-    findings = analyse(text, display, rules, settings.target)
+    findings = first = analyse(text, display, rules, settings.target)
     fired: Set[str] = set()
     if settings.fix:
         for _ in range(MAX_ROUNDS):
@@ -193,7 +243,7 @@ def _run_rules(text: str, display: str, rules, settings: Settings):
             wanted = set(map(id, active_rules(text.encode("utf-8", "surrogatepass"), rules)))
             rules = [r for r in rules if id(r) in wanted or r.code in fired]
             findings = analyse(text, display, rules, settings.target) if rules else []
-    return findings, text, applied_total
+    return findings, text, applied_total, first
 
 
 def _apply_round(text: str, fixes) -> Tuple[str, int]:
@@ -211,14 +261,21 @@ def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: 
         nb, module = notebook.load(raw)
     except (ValueError, KeyError, TypeError) as exc:
         raise SyntaxError(f"not a readable notebook: {exc}") from exc
-    findings, text, applied = _run_rules(module, display, rules, settings)
-    located = []
-    for f in findings:
-        cell, line = nb.locate(f.line)
-        _, end_line = nb.locate(f.end_line)
-        located.append(replace(f, line=line, end_line=end_line, message=f"cell {cell}: {f.message}"))
+    findings, text, applied, first = _run_rules(module, display, rules, settings)
+
+    def located(found: List[Finding]) -> List[Finding]:
+        out = []
+        for f in found:
+            cell, line = nb.locate(f.line)
+            _, end_line = nb.locate(f.end_line)
+            out.append(replace(f, line=line, end_line=end_line, message=f"cell {cell}: {f.message}"))
+        return out
+
     new = notebook.dump(nb, text) if text != module else raw
-    return Outcome(located, raw, new, encoding, applied)
+    outcome = Outcome(located(findings), raw, new, encoding, applied)
+    if outcome.changed:
+        outcome.on_disk, outcome.left_on_disk = located(first), located(located_on_disk(findings, first, module, text))
+    return outcome
 
 
 def _too_deep(exc: BaseException) -> bool:
@@ -290,6 +347,8 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
                 write_atomic(path, new_bytes)
             else:
                 result.new_bytes = new_bytes
+                result.fixed_findings, result.on_disk = result.findings, outcome.on_disk
+                result.findings = outcome.left_on_disk
     except SyntaxError as exc:
         result.error = f"could not parse: {exc.msg} (line {exc.lineno})"
     except (KeyError, IndexError) as exc:  # LookupErrors too, but an engine bug's, not an unknown encoding's
@@ -306,4 +365,5 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
         result.error = f"internal error: {type(exc).__name__}: {exc}"
     if result.error:
         result.findings, result.changed, result.fixes_applied, result.diff, result.new_bytes = [], False, 0, "", None
+        result.fixed_findings = result.on_disk = None
     return result

@@ -15,8 +15,9 @@ import os
 import signal
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import replace
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 from jaxmigrate.engine.discovery import SourceFile
 from jaxmigrate.engine.pipeline import FileResult, Settings, active_rules, prefilter_input, process
@@ -29,6 +30,9 @@ MIN_PARALLEL = 8
 
 _cache = None  # the run's cache, for the chunks (a worker inherits it)
 _work: tuple = ((), None)  # the run's pending (index, file) pairs and settings, for the spans (likewise)
+# Ctrl-C: set by the leader's SIGINT handler, read before each file (a list here, shared memory
+# that workers inherit with a pool): a file is processed (and written) whole, or not started
+_stop = None
 
 Outcome = Tuple[int, FileResult, Optional[tuple]]
 _BARE_FIX = {"safe": Fix("safe"), "unsafe": Fix("unsafe")}
@@ -82,7 +86,12 @@ def _chunk(args) -> List[Outcome]:
     rules = [BY_CODE[c] for c in settings.rule_codes]
     _pause_gc()
     try:
-        return [(i, *_one(file, settings, rules)) for i, file in indexed]
+        outcomes = []
+        for i, file in indexed:
+            if _stopping():
+                break
+            outcomes.append((i, *_one(file, settings, rules)))
+        return outcomes
     finally:
         FileContext.forget()  # before a collection: the last files' trees need not be gone through
         _resume_gc()
@@ -122,16 +131,22 @@ def _span(bounds: Tuple[int, int]) -> List[Outcome]:
     return _chunk((pending[start:stop], settings))
 
 
-def _init(cache, work: tuple = ((), None)) -> None:
-    global _cache, _work, _gc_chunks
-    _cache, _work, _gc_chunks = cache, work, 0
+def _stopping() -> bool:
+    return bool(_stop.value if hasattr(_stop, "value") else _stop)
 
 
-def _init_worker(cache, work: tuple, parent: int) -> None:
+def _init(cache, work: tuple = ((), None), stop=None) -> None:
+    global _cache, _work, _gc_chunks, _stop
+    _cache, _work, _gc_chunks, _stop = cache, work, 0, stop
+
+
+def _init_worker(cache, work: tuple, parent: int, stop=None) -> None:
     """A worker: the run's cache, and on Linux death with the process that started it. Workers
     wait on a pipe they hold both ends of, so a ``fix`` killed with SIGKILL (an OOM killer, a CI
-    timeout that kills only the leader) would leave them waiting for ever."""
-    _init(cache, work)
+    timeout that kills only the leader) would leave them waiting for ever. Ctrl-C (SIGINT to the
+    whole process group) is the leader's to handle: a worker finishes the file it is on."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init(cache, work, stop)
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -182,24 +197,66 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
     jobs = jobs or os.cpu_count() or 1
     spans = _spans(len(pending), jobs)
     done = len(files) - len(pending)
-    if jobs > 1 and len(pending) >= MIN_PARALLEL:
-        from concurrent.futures import ProcessPoolExecutor  # imported only when used: a one-file run skips it
+    parallel = jobs > 1 and len(pending) >= MIN_PARALLEL
+    if parallel:
+        import multiprocessing
 
-        with ProcessPoolExecutor(max_workers=min(jobs, len(spans)), initializer=_init_worker,
-                                 initargs=(cache, (pending, settings), os.getpid())) as pool:
-            for outcomes in pool.map(_span, spans):
-                done = _collect(outcomes, files, results, cache, progress, done)
-    else:
-        _init(cache, (pending, settings))
-        try:
-            for span in spans:
-                done = _collect(_span(span), files, results, cache, progress, done)
-        finally:
-            _init(None)
-            _resume_gc(now=True)
+        shared = multiprocessing.RawValue("b", 0)  # workers inherit it; setting it needs no lock
+    with _ctrl_c(shared if parallel else None) as interrupted:
+        if parallel:
+            from concurrent.futures import ProcessPoolExecutor  # imported only when used: a one-file run skips it
+
+            with ProcessPoolExecutor(max_workers=min(jobs, len(spans)), initializer=_init_worker,
+                                     initargs=(cache, (pending, settings), os.getpid(), shared)) as pool:
+                for outcomes in pool.map(_span, spans):  # after Ctrl-C, the chunks left return at once
+                    done = _collect(outcomes, files, results, cache, progress, done)
+        else:
+            _init(cache, (pending, settings), interrupted)
+            try:
+                for span in spans:
+                    if interrupted:
+                        break
+                    done = _collect(_span(span), files, results, cache, progress, done)
+            finally:
+                _init(None)
+                _resume_gc(now=True)
     if cache is not None:
         cache.save()
+    if interrupted:
+        raise Interrupted(results)
     return results  # type: ignore[return-value]
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a run: the files under way were finished (each file's write is atomic) and
+    no other was started; ``results`` has None for every file not processed."""
+
+    def __init__(self, results: List[Optional[FileResult]]) -> None:
+        super().__init__("interrupted")
+        self.results = results
+
+
+@contextmanager
+def _ctrl_c(shared=None) -> Iterator[list]:
+    """A list that becomes non-empty on SIGINT (and ``shared``, the workers' flag, set), instead of
+    a KeyboardInterrupt in the middle of a file: the run stops between files. Outside the main
+    thread (no handler can be set there) SIGINT keeps its usual meaning."""
+    flag: list = []
+
+    def handler(signum, frame) -> None:
+        flag.append(signum)
+        if shared is not None:
+            shared.value = 1
+
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread
+        yield flag
+        return
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _collect(outcomes: List[Outcome], files, results, cache, progress, done: int) -> int:

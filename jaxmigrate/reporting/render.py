@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Dict, List, Sequence
 
 import click
@@ -27,7 +29,22 @@ def _marker(record: Dict) -> str:
     return {"safe": " [*]", "unsafe": " [~]"}.get(record["fix_safety"] or "", "")
 
 
-def findings(results: Sequence, output_format: str, mode: str, output_file=None, show_statistics: bool = False) -> None:
+def write_file(path: str, text: str) -> None:
+    """Write an output file (``-o``, ``--report``), creating its folder as ruff does; a failure is
+    one line and exit 2, never a traceback."""
+    try:
+        folder = os.path.dirname(path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        click.echo(f"error: cannot write {path}: {exc.strerror or exc}", err=True)
+        sys.exit(2)
+
+
+def findings(results: Sequence, output_format: str, mode: str, output_file=None, show_statistics: bool = False,
+             missing: int = 0) -> None:
     """Write the findings in ``output_format`` (to ``output_file`` or stdout), then a summary.
 
     The summary goes to stderr whenever stdout carries a machine format or a diff."""
@@ -51,22 +68,24 @@ def findings(results: Sequence, output_format: str, mode: str, output_file=None,
         if output_file is not None:  # a file gets plain text, as a pipe does
             body = click.unstyle(body)
     if output_file is not None:
-        with open(output_file, "w", encoding="utf-8") as handle:
-            handle.write(body + "\n" if body else "")
+        write_file(output_file, body + "\n" if body else "")
     elif body:
         click.echo(body)
-    summary = _summary(results, records, mode)
+    summary = _summary(results, records, mode, missing)
     click.echo(summary, err=output_format != "text" or mode == "diff" or output_file is not None)
 
 
-def _summary(results: Sequence, records: List[Dict], mode: str) -> str:
+def _summary(results: Sequence, records: List[Dict], mode: str, missing: int = 0) -> str:
     errors = sum(1 for r in results if r.error)
     found = [r for r in records if r["code"] != ERROR_CODE]
     files_with = len({r["path"] for r in found})
     parts = []
     if mode == "check":
-        if not found and not errors:
+        if not found and not errors and not missing:
             parts.append(f"All checks passed ({len(results)} file{'s' * (len(results) != 1)}).")
+        elif not found and missing and not errors:
+            parts.append(f"No findings in the {len(results)} file{'s' * (len(results) != 1)} found." if results
+                         else "No file checked.")
         elif not found:
             parts.append(f"No findings in the {len(results) - errors} file{'s' * (len(results) - errors != 1)} that could be read.")
         else:
@@ -91,4 +110,6 @@ def _summary(results: Sequence, records: List[Dict], mode: str) -> str:
             parts.append(f"[~] {unsafe} of them fixable with --unsafe-fixes.")
     if errors:
         parts.append(f"{errors} file{'s' * (errors != 1)} could not be processed.")
+    if missing:
+        parts.append(f"{missing} named path{' does' if missing == 1 else 's do'} not exist.")
     return " ".join(parts)

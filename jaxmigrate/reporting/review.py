@@ -16,14 +16,22 @@ def _why(record: Dict) -> str:
     return "no automatic rewrite: the case needs a person"
 
 
-def render(results: Sequence) -> str:
+def _n(count: int, word: str, plural: str = "s") -> str:
+    return f"{count} {word}{plural * (count != 1)}"
+
+
+def render(results: Sequence, written: bool = True) -> str:
+    """The checklist; ``written`` False for ``fix --diff``, whose fixes were only shown (its
+    findings left are located in the files on disk)."""
     from jaxmigrate.rules import BY_CODE
 
     records: List[Dict] = finding_records(results)
     lines = ["# jaxmigrate: manual review", ""]
     applied = sum(r.fixes_applied for r in results)
     changed = sum(1 for r in results if r.changed)
-    lines += [f"{applied} fixes applied in {changed} files; {len(records)} items left.", ""]
+    done = (f"{_n(applied, 'fix', 'es')} applied in {_n(changed, 'file')}" if written else
+            f"{_n(applied, 'fix', 'es')} would be applied in {_n(changed, 'file')} (nothing written)")
+    lines += [f"{done}; {_n(len(records), 'item')} left.", ""]
     if not records:
         return "\n".join(lines + ["Nothing left to do."]) + "\n"
     lines += ["| rule | name | left |", "|---|---|---|"]

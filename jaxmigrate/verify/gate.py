@@ -19,6 +19,16 @@ from jaxmigrate.verify._layout import copy_project, locate
 from jaxmigrate.verify.runner import Verdict, verify_files
 
 
+def _settle(result) -> None:
+    """The findings a result reports once verification decided: those left in the fixed text when
+    it was written, every finding of the file on disk when it was not (its file keeps them)."""
+    if result.changed:
+        result.findings = result.fixed_findings if result.fixed_findings is not None else result.findings
+    elif result.on_disk is not None:
+        result.findings = result.on_disk
+    result.new_bytes = result.fixed_findings = result.on_disk = None
+
+
 def _verify_one(result, options) -> Verdict:
     """One file on its own: the fixed text in a temporary file run under the original's name."""
     with tempfile.TemporaryDirectory(prefix="jaxmigrate-fixed-") as tmp:
@@ -64,7 +74,7 @@ def verify_and_write(results: Sequence, *, devices: int = 8, processes: int = 1,
         else:
             result.error = f"not written: verification {verdict.status}: {verdict.reason}"
             result.changed, result.fixes_applied = False, 0
-        result.new_bytes = None
+        _settle(result)
     return [verdicts[id(r)] for r in changed]
 
 
@@ -100,5 +110,5 @@ def verify_suite_and_write(results: Sequence, tests: str, *, devices: int = 8, p
                    else f"cannot verify through the tests: {'outside the project ' + base if outside else 'project too large to copy'}")
             result.error = f"not written: {why}"
             result.changed, result.fixes_applied = False, 0
-        result.new_bytes = None
+        _settle(result)
     return verdict
