@@ -309,8 +309,33 @@ def verify(files, devices, processes, timeout, output_format, suites):
         verdict = runner.verify_files(files[0], files[1], **options)
     else:
         verdict = runner.verify_migration(files[0], **options)
-    click.echo(report.render_json(verdict) if output_format == "json" else report.render_text(verdict))
+    text = report.render_json(verdict) if output_format == "json" else report.render_text(verdict)
+    if output_format != "json" and len(files) == 2:
+        text += _left_in(files[1])
+    click.echo(text)
     sys.exit(verdict.exit_code)
+
+
+def _left_in(after: str) -> str:
+    """A line for the verdict when the AFTER file still holds findings (a migration that stopped
+    at safe fixes, say, with JM504's host-local inputs left): what a divergence may come from."""
+    from collections import Counter
+
+    from jaxmigrate.engine.pipeline import Settings, transform
+    from jaxmigrate.rules import ALL_RULES
+
+    try:
+        with open(after, "rb") as handle:
+            findings = transform(handle.read(), after, Settings(tuple(r.code for r in ALL_RULES))).findings
+    except (OSError, SyntaxError, ValueError):
+        return ""
+    if not findings:
+        return ""
+    codes = ", ".join(f"{code} x{n}" for code, n in sorted(Counter(f.code for f in findings).items()))
+    unsafe = sum(1 for f in findings if f.fix_safety == "unsafe")
+    hint = f"; {unsafe} of them fixable with `jaxmigrate fix --unsafe-fixes`" if unsafe else ""
+    return (f"\n  the after file still has {len(findings)} finding(s) ({codes}{hint}): "
+            f"`jaxmigrate check {after}` lists them")
 
 
 if __name__ == "__main__":  # pragma: no cover

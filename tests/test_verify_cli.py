@@ -116,3 +116,18 @@ def test_fix_verify_refuses_a_divergent_fix(tmp_path, monkeypatch):
     assert result.exit_code == 2, result.output
     assert "not written: verification divergent" in result.output
     assert target.read_text() == (case / "before.py").read_text()
+
+
+@needs_jax
+def test_findings_left_in_the_after_file_are_named_next_to_the_verdict(tmp_path):
+    """A migration that stopped early (safe fixes only, say) is verified as it is, and the verdict
+    says the after file still holds findings, and how many an unsafe fix would take."""
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text("import jax\n\nx = jax.numpy.ones(3) * 2\nhosts = jax.host_ids()\n")
+    after.write_text(before.read_text())
+    result = CliRunner().invoke(main, ["verify", str(before), str(after)])
+    assert result.exit_code == 0, result.output
+    assert "the after file still has 1 finding(s) (JM802 x1)" in result.output
+    clean = tmp_path / "clean.py"
+    clean.write_text("import jax\n\nx = jax.numpy.ones(3) * 2\nhosts = jax.process_count()\n")
+    assert "still has" not in CliRunner().invoke(main, ["verify", str(clean), str(clean)]).output
