@@ -131,3 +131,18 @@ def test_findings_left_in_the_after_file_are_named_next_to_the_verdict(tmp_path)
     clean = tmp_path / "clean.py"
     clean.write_text("import jax\n\nx = jax.numpy.ones(3) * 2\nhosts = jax.process_count()\n")
     assert "still has" not in CliRunner().invoke(main, ["verify", str(clean), str(clean)]).output
+
+
+@needs_jax
+def test_a_crash_shows_the_users_line_first(tmp_path):
+    """The last traceback lines of a failure inside JAX are JAX's and jaxmigrate's frames: the
+    user's own innermost frame leads."""
+    script = tmp_path / "crash.py"
+    script.write_text("import jax.numpy as jnp\n\n\ndef add(a, b):\n    return a + b\n\n\n"
+                      "total = add(jnp.ones(3), jnp.ones(4))\n")
+    result = CliRunner().invoke(main, ["verify", str(script), str(script)])
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    lead = next(i for i, line in enumerate(lines) if "in your code:" in line)
+    assert lines[lead].strip() == f"in your code: {script}:5: return a + b"
+    assert all("Traceback" not in line for line in lines[:lead])

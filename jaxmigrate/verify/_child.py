@@ -73,11 +73,27 @@ def deprecations(caught) -> List[str]:
     return seen
 
 
+def _library_roots() -> tuple:
+    """Folders of code that is not the user's: the standard library, installed packages, jaxmigrate."""
+    import site
+    import sysconfig
+
+    roots = {sysconfig.get_paths()["stdlib"], *site.getsitepackages(), site.getusersitepackages(),
+             os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    return tuple(os.path.join(os.path.abspath(r), "") for r in roots if r)
+
+
 def _describe(exc: BaseException) -> Dict[str, str]:
+    """The exception's type, message and last traceback lines, led by the user's own innermost
+    frame (the last lines alone are JAX's and jaxmigrate's frames)."""
     kind = type(exc)
     name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
     tb = traceback.format_exception(kind, exc, exc.__traceback__)
-    return {"type": name, "message": str(exc), "traceback": "".join(tb[-12:])}
+    roots = _library_roots()
+    own = [f for f in traceback.extract_tb(exc.__traceback__)
+           if not f.filename.startswith("<") and not os.path.abspath(f.filename).startswith(roots)]
+    lead = f"in your code: {own[-1].filename}:{own[-1].lineno}: {(own[-1].line or '').strip()}\n" if own else ""
+    return {"type": name, "message": str(exc), "traceback": lead + "".join(tb[-12:])}
 
 
 def main(argv=None) -> None:
