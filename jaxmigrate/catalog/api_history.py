@@ -52,9 +52,6 @@ class History:
         rows = dict(line.split("\t", 1) for line in lines[1:])
         return cls(lines[0].split("\t"), rows)
 
-    def __contains__(self, qualname: str) -> bool:
-        return qualname in self._rows
-
     def names(self) -> List[str]:
         return list(self._rows)
 
@@ -83,8 +80,15 @@ class History:
                 found = i
         return found
 
+    def _start_of_span(self, entry: Entry, at: int) -> Optional[int]:
+        """Where the stretch of releases that had the name and includes ``at`` starts, if any."""
+        for start, end in entry.intervals:
+            if start <= at < (end if end != -1 else len(self.versions)):
+                return start
+        return None
+
     def present(self, entry: Entry, at: int) -> bool:
-        return any(start <= at < (end if end != -1 else len(self.versions)) for start, end in entry.intervals)
+        return self._start_of_span(entry, at) is not None
 
     def removed_before(self, entry: Entry, at: int) -> Optional[str]:
         """The release that removed the name, if it existed before ``at`` and not at ``at``."""
@@ -96,9 +100,9 @@ class History:
     def deprecated_at(self, entry: Entry, at: int) -> Optional[str]:
         """The release that deprecated the name, if it did so in the stretch of releases that
         includes ``at`` (a name removed and added back anew is not deprecated by the old one)."""
-        for start, end in entry.intervals:
-            if start <= at < (end if end != -1 else len(self.versions)) and start <= entry.deprecated <= at:
-                return self.versions[entry.deprecated]
+        start = self._start_of_span(entry, at)
+        if start is not None and start <= entry.deprecated <= at:
+            return self.versions[entry.deprecated]
         return None
 
     def since(self, entry: Entry) -> str:
@@ -112,6 +116,13 @@ def table(private: bool) -> History:
 
 def entry(qualname: str) -> Optional[Entry]:
     return table(is_private(qualname)).entry(qualname)
+
+
+def exists(qualname: str, target: Optional[Version]) -> bool:
+    """Whether the release ``target`` (None: the newest) has ``qualname``, as far as the history knows."""
+    history = table(is_private(qualname))
+    found = history.entry(qualname)
+    return found is not None and history.present(found, history.index(target))
 
 
 @dataclass(frozen=True)
@@ -152,9 +163,8 @@ def status(qualname: str, target: Optional[Version]) -> Optional[Status]:
         if removed is None:
             return None
         owner = ".".join(parts[: size - 1])
-        owner_entry = table(is_private(owner)).entry(owner)
-        if owner_entry is not None and not owner_entry.module and not found.option and \
-                table(is_private(owner)).present(owner_entry, at):
+        owner_entry = entry(owner)
+        if owner_entry is not None and not owner_entry.module and not found.option and exists(owner, target):
             return None  # `jax.memory.Space`: an attribute of an object the target has
         return _status(name, "removed", removed, found, target)
     return None

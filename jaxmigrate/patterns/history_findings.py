@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterator, List, Optional, Tuple
 
-from jaxmigrate.catalog.api_history import Status, entry, is_private, table
+from jaxmigrate.catalog.api_history import Status, exists, is_private
 from jaxmigrate.catalog.renames import CALLS, DROP_INS
 from jaxmigrate.patterns.api_references import Reference, references
 from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix
@@ -41,7 +41,7 @@ def _message(ctx: FileContext, ref: Reference, advice: Optional[str]) -> str:
     text = f"{what} {verb} JAX {st.version}"
     if advice:
         text += f": use {advice}"
-    elif st.replacement and st.replacement_since and not is_private(st.replacement) and not exists(st.replacement, ctx):
+    elif st.replacement and st.replacement_since and not is_private(st.replacement) and not exists(st.replacement, ctx.target):
         text += f"; its replacement `{st.replacement}` only exists from JAX {st.replacement_since}, after the target"
     elif st.state == "removed":
         text += " and has no drop-in replacement"
@@ -58,10 +58,10 @@ def _replacement(ctx: FileContext, ref: Reference) -> Tuple[Optional[str], Optio
         new, _, keyword = transform.partition("/")
         if new == "second-argument":
             return "its second argument (it returned it unchanged)", call_fix(ctx, ref, transform)
-        if exists(new, ctx):
+        if exists(new, ctx.target):
             return f"`{new}(..., {keyword}=True)`", call_fix(ctx, ref, transform)
     curated = DROP_INS.get(st.qualname)
-    if curated is not None and exists(curated, ctx):
+    if curated is not None and exists(curated, ctx.target):
         # `isinstance(x, jax.Array)` holds for every array: it no longer tells the old type apart
         tested = _type_tested(ctx, ref) if ref.is_import else in_type_test(ctx, ref.node)
         safety = "unsafe" if curated == "jax.Array" and tested else "safe"
@@ -77,16 +77,7 @@ def _public(st: Status, ctx: FileContext) -> Optional[str]:
     """The replacement to name, where the target has it (a private name's only when public)."""
     if st.replacement is None or (st.private and is_private(st.replacement)):
         return None
-    return st.replacement if exists(st.replacement, ctx) else None
-
-
-def exists(qualname: str, ctx: FileContext) -> bool:
-    """Whether the target has ``qualname`` (the history knows it and it is neither gone nor newer)."""
-    found = entry(qualname)
-    if found is None:
-        return False
-    history = table(is_private(qualname))
-    return history.present(found, history.index(ctx.target))
+    return st.replacement if exists(st.replacement, ctx.target) else None
 
 
 def _type_tested(ctx: FileContext, ref: Reference) -> bool:

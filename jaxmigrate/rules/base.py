@@ -13,6 +13,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, ClassVar, Iterator, Literal, Optional, Tuple
 
+from jaxmigrate.catalog.api_history import parse_version
+
 if TYPE_CHECKING:  # pragma: no cover
     from jaxmigrate.rules.context import FileContext
 
@@ -107,7 +109,7 @@ class Example:
 
     @property
     def target_version(self) -> Optional[Tuple[int, ...]]:
-        return tuple(int(p) for p in self.target.split(".")) if self.target else None
+        return parse_version(self.target) if self.target else None
 
     @property
     def is_valid(self) -> bool:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
+from jaxmigrate.catalog.api_history import parse_version as version  # one reading of "0.4.14"
+
 
 @dataclass(frozen=True)
 class Move:
@@ -83,8 +85,6 @@ REMOVED_MODULES = ("jax.experimental.maps",)
 REMOVED_NAMES: Dict[str, str] = {"jax.experimental.pjit.FROM_GDA": "0.4.11"}
 
 
-def version(text: str) -> Tuple[int, ...]:
-    return tuple(int(p) for p in text.split("."))
 
 
 def applies(move: Move, target: Optional[Tuple[int, ...]]) -> bool:

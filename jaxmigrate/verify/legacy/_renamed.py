@@ -13,8 +13,6 @@ from typing import Dict, Set
 
 #: the old names the program read in this process (for the report)
 USED: Set[str] = set()
-#: every old name given back in this process: qualified name -> its replacement
-TAKEN_ON_TRUST: Dict[str, str] = {}
 #: serve them (a test of the installed JAX itself switches this off)
 ACTIVE = True
 
@@ -78,6 +76,5 @@ def install() -> None:
                 except Exception:  # noqa: BLE001 - the installed JAX lacks the replacement too
                     continue
                 served[name] = replacement
-                TAKEN_ON_TRUST[f"{module_name}.{name}"] = replacement
             if served:
                 _serve(module, served)
