@@ -57,6 +57,9 @@ class Summary:
     warns: Dict[str, str] = field(default_factory=dict)  # def name -> its deprecation message
     deleted: Dict[str, Tuple[str, str]] = field(default_factory=dict)  # bindings `del` removed
     options: List[str] = field(default_factory=list)  # attributes of the `jax.config` object defined here
+    # name -> "set", "dict" or "list" where an assignment shows a builtin container (a literal, a
+    # call of the type, or an annotation), "" where its annotation names another type
+    containers: Dict[str, str] = field(default_factory=dict)
 
 
 def _is_type_checking(test: ast.expr) -> Optional[bool]:
@@ -109,6 +112,7 @@ def summarise(source: bytes, module: str, is_package: bool) -> Summary:
 
     def bind(name: str, kind: str, target: str = "") -> None:
         out.bindings[name] = (kind, target)
+        out.containers.pop(name, None)
 
     def targets(node: ast.AST) -> Iterable[str]:
         if isinstance(node, ast.Name):
@@ -157,6 +161,9 @@ def summarise(source: bytes, module: str, is_package: bool) -> Summary:
                             bind(name, "alias", dotted or "")
                         else:
                             bind(name, "def")
+                        container = _container(stmt)
+                        if container is not None and isinstance(target, ast.Name):
+                            out.containers[name] = container
             elif isinstance(stmt, ast.Delete):
                 for target in stmt.targets:
                     for name in targets(target):
@@ -188,6 +195,39 @@ def summarise(source: bytes, module: str, is_package: bool) -> Summary:
     visit(tree.body)
     out.options = _config_options(tree)
     return out
+
+
+#: the builtin containers whose methods a module-level registry offers (`mlir.lowerable_effects.add(...)`)
+CONTAINER_METHODS = {
+    "set": ("add", "clear", "difference_update", "discard", "intersection_update", "pop", "remove",
+            "symmetric_difference_update", "update"),
+    "dict": ("clear", "get", "items", "keys", "pop", "popitem", "setdefault", "update", "values"),
+    "list": ("append", "clear", "count", "extend", "index", "insert", "pop", "remove", "reverse", "sort"),
+}
+_CONTAINER_ANNOTATIONS = {"set": "set", "Set": "set", "MutableSet": "set", "dict": "dict", "Dict": "dict",
+                          "MutableMapping": "dict", "list": "list", "List": "list", "MutableSequence": "list"}
+
+
+def _container(stmt: ast.stmt) -> Optional[str]:
+    """The builtin container an assignment binds ("set", "dict", "list"), "" when its annotation
+    names another type, None when the statement does not tell."""
+    if isinstance(stmt, ast.AugAssign):
+        return None
+    value = getattr(stmt, "value", None)  # the value first: `_tolerance: ToleranceDict = {...}`
+    if isinstance(value, (ast.Set, ast.SetComp)):
+        return "set"
+    if isinstance(value, (ast.Dict, ast.DictComp)):
+        return "dict"
+    if isinstance(value, (ast.List, ast.ListComp)):
+        return "list"
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in CONTAINER_METHODS:
+        return value.func.id
+    annotation = getattr(stmt, "annotation", None)
+    if annotation is not None:
+        head = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+        name = head.attr if isinstance(head, ast.Attribute) else head.id if isinstance(head, ast.Name) else ""
+        return _CONTAINER_ANNOTATIONS.get(name, "")
+    return None
 
 
 def _defines_option(called: str) -> bool:
@@ -411,6 +451,7 @@ def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, lis
     # qualname -> the names its message mentions that were the very same object, at the last
     # release that had both (a pure rename: the replacement is a drop-in)
     same: Dict[str, Dict[str, bool]] = {}
+    containers: Dict[str, Dict[int, str]] = {}  # qualname -> release index -> its container type
     for version, tag in git.tags(since):
         index = len(versions)
         versions.append(version)
@@ -437,12 +478,22 @@ def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, lis
                 same[qualname] = {c: origin is not None and release.definition(c) == origin for c in mentioned(message)}
         for qualname, message in removal_messages(summaries).items():
             messages.setdefault(qualname, message)
+        held = {name for summary in summaries.values() for name in summary.containers}
+        for qualname, (kind, _) in release.names().items():
+            if kind == "n" and qualname.rpartition(".")[2] in held:
+                found = release.definition(qualname)
+                if found is not None and found[0] in summaries and found[1] in summaries[found[0]].containers:
+                    containers.setdefault(qualname, {})[index] = summaries[found[0]].containers[found[1]]
         for option in {o for summary in summaries.values() for o in summary.options}:
             qualname = f"jax.config.{option}"
             if index not in presence.get(qualname, ())[-1:]:
                 presence.setdefault(qualname, []).append(index)
             kinds[qualname] = "o"
         log(f"{tag}: {len(summaries)} modules, {len(presence)} names so far")
+    for qualname, kinds_at in containers.items():  # registries whose type changed: their methods
+        for member, indexes in container_members(presence[qualname], kinds_at).items():
+            presence[f"{qualname}.{member}"] = indexes
+            kinds[f"{qualname}.{member}"] = "o"
     names: Dict[str, list] = {}
     for qualname, indexes in presence.items():
         intervals: List[int] = []
@@ -460,6 +511,20 @@ def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, lis
             names[qualname][3] = new
             names[qualname][4] = bool(new) and same.get(qualname, {}).get(new, False)
     return versions, names
+
+
+def container_members(present: List[int], kinds_at: Dict[int, str]) -> Dict[str, List[int]]:
+    """The releases in which a module-level registry's container methods exist (``.add`` of a
+    set), where it stopped being that container in a release that still had it
+    (``lowerable_effects`` became an ``EffectTypeSet``); {} where it never did. A release whose source does not tell keeps the type before it."""
+    current, has = "", {}  # type: Tuple[str, Dict[str, List[int]]]
+    for index in present:
+        current = kinds_at.get(index, current)
+        for method in CONTAINER_METHODS.get(current, ()):
+            has.setdefault(method, []).append(index)
+    if not any(indexes[-1] < present[-1] for indexes in has.values()):
+        return {}  # never stopped being the container while the registry itself was there
+    return has
 
 
 def replacement(qualname: str, message: str, names: Dict[str, list]) -> str:

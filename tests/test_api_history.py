@@ -29,6 +29,7 @@ RELEASES = {
                                "    def update(self, name, value): pass\n"
                                "config = Config()\nold_option = config.define_bool_state(name='jax_old', default=False)\n"),
         "jax/tool.py": "import jax\nfrom jax._src import core\nx = 1\nif __name__ == '__main__':\n    script_only = 1\n",
+        "jax/effects.py": "registry: set = set()\ntolerance = {}\nnone_yet = make()\n",
     },
     "0.2.0": {
         "jax/__init__.py": "from jax._src.core import thing\nfrom jax import numpy as numpy\n",
@@ -41,12 +42,14 @@ RELEASES = {
             "_deprecations = {'product': ('jnp.product is deprecated, use jnp.prod', prod)}\n"
             "import typing\nif typing.TYPE_CHECKING:\n    product = prod\n"
             "else:\n    __getattr__ = None\ndel typing\n"),
+        "jax/effects.py": "registry = set()\ntolerance: ToleranceDict = {1: 2}\nnone_yet = make()\n",
     },
     "0.3.0": {
         "jax/__init__.py": "from jax._src.core import thing\nfrom jax import numpy as numpy\n",
         "jax/_src/__init__.py": "",
         "jax/_src/core.py": "def thing(): pass\n",
         "jax/numpy/__init__.py": "def prod(): pass\n_deprecations = {'product': ('gone: use jax.numpy.prod', None)}\n",
+        "jax/effects.py": "registry: EffectTypeSet = make()\ntolerance = make()\nnone_yet: set = set()\n",
     },
 }
 
@@ -96,7 +99,14 @@ def test_generator_reads_deprecation_tables_and_warnings(made_up_history):
     option = public.entry("jax.config.jax_old")  # defined by name: an attribute of the config object
     assert option.option and option.intervals == ((0, 1),)
     assert public.entry("jax.config.FLAGS").intervals == public.entry("jax.config.update").intervals == ((0, 1),)
+    # a registry that stopped being a set while it still exists: its set methods end there
+    assert public.entry("jax.effects.registry").intervals == ((0, -1),)
+    assert public.entry("jax.effects.registry.add").intervals == ((0, 2),)
+    assert public.entry("jax.effects.registry.add").option
+    assert public.entry("jax.effects.tolerance.get") is None  # a dict until a release that does not tell
+    assert public.entry("jax.effects.none_yet.add") is None  # a set only from the last release
     triggers = (out / "triggers.tsv").read_text()
+    assert "\nadd\tjax.effects.registry\n" in triggers
     assert "product\tjax.numpy\n" in triggers and "\nprod\t" not in triggers
     assert "\ncore\t" not in triggers and "\njax\t" not in triggers
 
@@ -114,6 +124,7 @@ PINNED = [
     ("jax.tree_multimap", "0.3.5", "0.3.16", "jax.tree_util.tree_map"),
     ("jax.config.jax_array", None, "0.4.14", ""),  # an option of the config object
     ("jax.config.FLAGS", None, "0.4.20", ""),
+    ("jax.interpreters.mlir.lowerable_effects.add", None, "0.4.5", ""),  # became an EffectTypeSet
 ]
 
 

@@ -51,6 +51,8 @@ AVAILABLE = {
     "jax.extend.linear_util.": ("0.4.16", None),
     "jax.extend.backend.get_backend": ("0.4.32", None),
     "jax.extend.core.": ("0.4.27", None),
+    "jax.scipy.integrate.trapezoid": ("0.4.15", None),
+    "jax.enable_x64": ("0.8.0", None),  # the option's own context manager
 }
 
 

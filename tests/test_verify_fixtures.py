@@ -54,6 +54,8 @@ BY_DESIGN = {
                          "jax.random.KeyArray (not given back by the legacy runtime, nor in the installed JAX)"),
     "JM801/reported_forms": ("undecidable", "xla_client", "host_callback, xla_client, pxla.ShardingSpec and the rest "
                              "are reported for a person, and not emulated"),
+    "JM801/registries": ("undecidable", "EffectTypeSet", "`mlir.lowerable_effects.add` is reported for a person (the "
+                         "registry takes effect types now) and not emulated: the before side raises"),
     "JM801/shuffle": ("undecidable", "shuffle", "the removed jax.random.shuffle's random stream is not emulated: "
                       "the rewrite to permutation(independent=True) is unsafe and taken on JAX's word"),
     "JM803/private_names": ("divergent", "xla_bridge", "`jax._src.lib.xla_bridge` is emulated on the legacy side "

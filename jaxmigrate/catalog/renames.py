@@ -20,11 +20,16 @@ DROP_INS: Dict[str, str] = {
     "jax.interpreters.pxla.ShardedDeviceArray": "jax.Array",
     "jax.tree_multimap": "jax.tree_util.tree_map",  # tree_multimap(f, tree, *rest): tree_map's signature
     "jax.tree_util.tree_multimap": "jax.tree_util.tree_map",
+    "jax.numpy.trapz": "jax.scipy.integrate.trapezoid",  # trapz(y, x=None, dx=1.0, axis=-1): the same
 }
 
 #: call transforms: ``tie_in(x, y)`` returned ``y`` (a no-op since JAX 0.2.0's omnistaging);
-#: ``shuffle(key, x, axis)`` was removed in favour of ``permutation(key, x, axis, independent=True)``
+#: ``shuffle(key, x, axis)`` was removed in favour of ``permutation(key, x, axis, independent=True)``;
+#: ``with jax.experimental.enable_x64(v):`` / ``disable_x64()`` became the ``jax.enable_x64``
+#: option's own context manager, ``with jax.enable_x64(v):`` / ``jax.enable_x64(False)``
 CALLS: Dict[str, str] = {
     "jax.lax.tie_in": "second-argument",
     "jax.random.shuffle": "jax.random.permutation/independent",
+    "jax.experimental.enable_x64": "jax.enable_x64/with",
+    "jax.experimental.disable_x64": "jax.enable_x64/with-False",
 }

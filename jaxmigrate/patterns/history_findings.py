@@ -54,12 +54,14 @@ def _replacement(ctx: FileContext, ref: Reference) -> Tuple[Optional[str], Optio
     """(what to use instead at the target, as message text; the fix) for one reference."""
     st = ref.status
     transform = CALLS.get(st.qualname)
-    if transform is not None and not ref.is_import and ref.via_import is None:
+    if transform is not None and not ref.is_import:
         new, _, keyword = transform.partition("/")
         if new == "second-argument":
             return "its second argument (it returned it unchanged)", call_fix(ctx, ref, transform)
         if exists(new, ctx.target):
-            return f"`{new}(..., {keyword}=True)`", call_fix(ctx, ref, transform)
+            advice = {"with": f"`with {new}(...):`", "with-False": f"`with {new}(False):`"}.get(
+                keyword, f"`{new}(..., {keyword}=True)`")
+            return advice, call_fix(ctx, ref, transform)
     curated = DROP_INS.get(st.qualname)
     if curated is not None and exists(curated, ctx.target):
         # `isinstance(x, jax.Array)` holds for every array: it no longer tells the old type apart

@@ -81,6 +81,20 @@ def call_fix(ctx: FileContext, ref: Reference, transform: str) -> Optional[Fix]:
             text, imports = ctx.reference("jax.random.permutation", at=call.func)
         args = [ctx.text(a) for a in call.args] + [f"{k.arg}={ctx.text(k.value)}" for k in call.keywords]
         return Fix("unsafe", edits=(ctx.replace(call, f"{text}({', '.join(args)}, independent=True)"),), add_imports=imports)
+    if transform.startswith("jax.enable_x64/with"):  # a `with` item: the option's context manager
+        if not isinstance(ctx.parent(call), ast.withitem):
+            return None  # a decorator, or kept for later: the old context manager's other uses
+        if transform.endswith("False") and (call.args or call.keywords):
+            return None
+        if call.keywords or len(call.args) > 1:
+            return None
+        text, imports = ctx.reference("jax.enable_x64", at=call.func)
+        args = "False" if transform.endswith("False") else ", ".join(ctx.text(a) for a in call.args)
+        root = call.func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return Fix("safe", edits=(ctx.replace(call, f"{text}({args})"),), add_imports=imports,
+                   drop_unused_imports=ctx.root_import(root))
     return None
 
 

@@ -20,7 +20,10 @@ class RemovedJaxName(HistoryRule):
     the old module keeps it (`jnp.product` → `jnp.prod`), a `from` import keeps the local name
     (`from jax.numpy import prod as product`). A few calls change shape: `jax.lax.tie_in(x, y)`
     becomes `y`, `jax.random.shuffle(key, x)` becomes
-    `jax.random.permutation(key, x, independent=True)`.
+    `jax.random.permutation(key, x, independent=True)`, and in a `with` statement
+    `jax.experimental.enable_x64(v)` / `disable_x64()` become `jax.enable_x64(v)` /
+    `jax.enable_x64(False)`. A set's method on a registry that is no longer a set
+    (`mlir.lowerable_effects.add`) is reported too.
 
     An import of a removed name is reported as well as its uses: the import fails first.
     Names a hand-written rule migrates (`maps.Mesh`, `GlobalDeviceArray`, `jax.tree_map`, ...)
@@ -30,7 +33,8 @@ class RemovedJaxName(HistoryRule):
     The import or attribute access raises on the target release: the module does not even
     import. Fix safety: renames of the same object are safe; a type rewritten to `jax.Array`
     inside an `isinstance` test is unsafe (every array is a `jax.Array`); `tie_in` is safe when
-    its dropped first argument is a plain name, `shuffle` → `permutation` is unsafe.
+    its dropped first argument is a plain name, `shuffle` → `permutation` is unsafe, the x64
+    context managers are safe.
     """
 
     code = "JM801"

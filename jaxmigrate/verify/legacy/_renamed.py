@@ -22,6 +22,26 @@ def _tie_in(x, y):
     return y
 
 
+def _x64_managers():
+    """``jax.experimental.enable_x64(new_val=True)`` and ``disable_x64()``: context managers that
+    set the ``jax_enable_x64`` option inside their block (removed in JAX 0.9.0)."""
+    import contextlib
+
+    import jax
+
+    @contextlib.contextmanager
+    def enable_x64(new_val: bool = True):
+        with jax.enable_x64(new_val):
+            yield
+
+    @contextlib.contextmanager
+    def disable_x64():
+        with jax.enable_x64(False):
+            yield
+
+    return enable_x64, disable_x64
+
+
 def _serve(module: types.ModuleType, names: Dict[str, str]) -> None:
     """Give ``module`` a ``__getattr__`` that answers ``names`` (old name -> replacement's
     qualified name), recording each read, and defers to the one it had for the rest."""
@@ -41,7 +61,7 @@ def _serve(module: types.ModuleType, names: Dict[str, str]) -> None:
 
 def install() -> None:
     """Give back, in modules the installed JAX still has, each renamed name it lacks, and
-    ``jax.lax.tie_in`` with its documented behaviour."""
+    ``jax.lax.tie_in`` and the x64 context managers with their documented behaviour."""
     import warnings
 
     import jax.lax
@@ -50,6 +70,10 @@ def install() -> None:
 
     if not hasattr(jax.lax, "tie_in"):
         jax.lax.tie_in = _tie_in
+    import jax.experimental
+
+    if not hasattr(jax.experimental, "enable_x64") and hasattr(jax, "enable_x64"):
+        jax.experimental.enable_x64, jax.experimental.disable_x64 = _x64_managers()
     history = table(False)
     newest = len(history.versions) - 1
     by_module: Dict[str, Dict[str, str]] = {}
