@@ -43,6 +43,19 @@ def common_options(func):
                      help="Write the findings to this file instead of stdout."),
         click.option("--statistics", "show_statistics", is_flag=True, help="Print counts per rule instead of findings."),
         click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain (errors still exit 2)."),
+        click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
+                     help="Settings for every file from this pyproject.toml ([tool.jaxmigrate]) or TOML file, "
+                          "instead of each file's nearest pyproject.toml."),
+        click.option("--exclude", "exclude", multiple=True, metavar="PATTERNS",
+                     help="Skip these paths (comma-separated gitignore-style patterns, relative to the working "
+                          "directory), instead of the configured and default ones."),
+        click.option("--extend-exclude", "extend_exclude", multiple=True, metavar="PATTERNS",
+                     help="Skip these paths too (comma-separated gitignore-style patterns, relative to the working "
+                          "directory)."),
+        click.option("-q", "--quiet", is_flag=True, help="Print the findings (or the diff) and nothing else."),
+        click.option("--stdin-filename", default=None, metavar="PATH",
+                     help="With `-` as the path: the name of the file read from stdin (for messages, settings and "
+                          "per-file-ignores)."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -72,57 +85,106 @@ def _prepare_exit() -> None:
         _exit_prepared = True
 
 
-def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, unsafe_fixes: bool, no_cache: bool):
-    """Run the engine with the command line's options over [tool.jaxmigrate]'s (the command line wins)."""
+def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, unsafe_fixes: bool, no_cache: bool,
+         options: Optional[dict] = None):
+    """Run the engine: each file with its nearest [tool.jaxmigrate]'s settings (or ``--config``'s),
+    the command line's options over them."""
     _prepare_exit()
     from jaxmigrate.engine import config as config_file
     from jaxmigrate.engine.discovery import discover
-    from jaxmigrate.engine.pipeline import Settings
     from jaxmigrate.engine.runner import Interrupted, run
-    from jaxmigrate.rules import select_rules, unknown_codes
 
+    options = options or {}
     paths = list(paths) or ["."]
     try:
-        config = config_file.load(paths)
+        configs = config_file.Configs(config_file.load_file(options["config"]) if options.get("config") else None)
+        if options.get("stdin") is not None:
+            return _run_stdin(options, configs, select, ignore, target_jax, fix=fix, unsafe_fixes=unsafe_fixes)
+        files, missing = discover(paths, configs=configs, exclude=options.get("exclude"),
+                                  extend_exclude=options.get("extend_exclude", ()))
+        settings = _settings(files, configs, paths, select, ignore, target_jax, fix=fix, write=write,
+                             unsafe_fixes=unsafe_fixes, quiet=options.get("quiet", False))
     except config_file.ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
-    selected = _split_codes(select) or list(config.select or [])
-    ignored = _split_codes(ignore) or list(config.ignore)
-    per_file = config_file.per_file_ignores(config)
-    bad = unknown_codes(selected + ignored + [c for _, codes in per_file for c in codes])
-    if bad:
-        raise click.UsageError(f"unknown rule code or prefix: {', '.join(bad)} (see `jaxmigrate rules`)")
-    target_text = target_jax or config.target_jax or "latest"
-    if target_text.lower() == "auto":
-        from pathlib import Path
-
-        from jaxmigrate.engine.target import auto
-
-        version, source = auto(config.root, Path(paths[0]))
-        target_text = version or "latest"
-        click.echo(f"target JAX: {target_text} ({source})", err=True)
-    target = _parse_target(target_text)
-    rules = select_rules(selected, ignored)
-    files, missing = discover(paths, root=config.root, exclude=config.exclude, extend_exclude=config.extend_exclude)
     for path in missing:
         click.echo(f"error: {path}: no such file or directory", err=True)
-    settings = Settings(tuple(r.code for r in rules), fix=fix, write=write, unsafe_fixes=unsafe_fixes or config.unsafe_fixes,
-                        target=target, per_file_ignores=per_file,
-                        config_root=str(config.root) if config.root else None)
     cache = None
     if not no_cache:
         from pathlib import Path
 
         from jaxmigrate.engine.cache import Cache
 
-        cache = Cache(config.root or Path.cwd())
+        first = Path(paths[0]).resolve()
+        cache = Cache(configs.for_folder(first if first.is_dir() else first.parent).root or Path.cwd())
     from jaxmigrate.reporting.terminal import progress
 
-    with progress(len(files)) as update:
+    with progress(0 if options.get("quiet") else len(files)) as update:
         try:
             return run(files, settings, jobs, progress=update, cache=cache), missing
         except Interrupted as stop:
             _interrupted(stop.results, write=fix and write)
+
+
+def _run_stdin(options: dict, configs, select, ignore, target_jax, *, fix: bool, unsafe_fixes: bool):
+    """`-`: the file read from stdin, named ``--stdin-filename`` (its settings are that path's);
+    nothing is written."""
+    from pathlib import Path
+
+    from jaxmigrate.engine.discovery import SourceFile
+    from jaxmigrate.engine.pipeline import process
+
+    name = options.get("stdin_filename") or "-"
+    path = Path(name if name != "-" else "stdin.py")
+    source = SourceFile(path, name)
+    settings = _settings([source], configs, [name if name != "-" else "."], select, ignore, target_jax, fix=fix,
+                         write=False, unsafe_fixes=unsafe_fixes, quiet=options.get("quiet", False))
+    return [process(path, name, settings, options["stdin"])], []
+
+
+def _settings(files, configs, paths, select, ignore, target_jax, *, fix: bool, write: bool, unsafe_fixes: bool,
+              quiet: bool):
+    """The run's ``Settings``: one variant per configuration that the files come under."""
+    from pathlib import Path
+
+    from jaxmigrate.engine import config as config_file
+    from jaxmigrate.engine.pipeline import Settings
+    from jaxmigrate.rules import select_rules, unknown_codes
+
+    first = Path(paths[0]).resolve()
+    wanted = [configs.for_folder(first if first.is_dir() else first.parent)]  # the first path's, even with no file
+    for file in files:
+        config = configs.for_file(file.path)
+        if all(config is not seen for seen in wanted):
+            wanted.append(config)
+    variants = []
+    for config in wanted:
+        selected = _split_codes(select) or list(config.select or [])
+        ignored = _split_codes(ignore) or list(config.ignore)
+        per_file = config_file.per_file_ignores(config)
+        bad = unknown_codes(selected + ignored + [c for _, codes in per_file for c in codes])
+        if bad:
+            where = f" (in {config.root / 'pyproject.toml'})" if config.root and not (select or ignore) else ""
+            raise click.UsageError(f"unknown rule code or prefix: {', '.join(bad)}{where} (see `jaxmigrate rules`)")
+        target_text = target_jax or config.target_jax or "latest"
+        if target_text.lower() == "auto":
+            from jaxmigrate.engine.target import auto
+
+            version, source = auto(config.root, Path(paths[0]))
+            target_text = version or "latest"
+            if not quiet:
+                where = f" for {config.root}" if len(wanted) > 1 and config.root else ""
+                click.echo(f"target JAX{where}: {target_text} ({source})", err=True)
+        variant = Settings(tuple(r.code for r in select_rules(selected, ignored)), fix=fix, write=write,
+                           unsafe_fixes=unsafe_fixes or config.unsafe_fixes, target=_parse_target(target_text),
+                           per_file_ignores=per_file, config_root=str(config.root) if config.root else None)
+        variants.append((str(config.root) if config.root and configs.explicit is None else "", variant))
+    if len(variants) == 1:
+        return variants[0][1]
+    variants.sort(key=lambda v: (-len(v[0]), v[0]))  # the deepest folder first, "" last
+    if variants[-1][0]:  # no file outside every configuration: the first path's settings are the rest's
+        variants.append(("", variants[-1][1]))
+    codes = tuple(dict.fromkeys(c for _, v in variants for c in v.rule_codes))
+    return Settings(codes, fix=fix, write=write, variants=tuple(variants))
 
 
 def _interrupted(results, *, write: bool) -> None:
@@ -141,14 +203,15 @@ def _interrupted(results, *, write: bool) -> None:
 
 @main.command()
 @common_options
-def check(paths, select, ignore, target_jax, no_cache, jobs, output_format, output_file, show_statistics, exit_zero):
+def check(paths, select, ignore, target_jax, no_cache, jobs, output_format, output_file, show_statistics, exit_zero,
+          **options):
     """Report deprecated JAX API uses. Exit 0: none, 1: findings, 2: errors."""
     from jaxmigrate.reporting import render
 
     results, missing = _run(paths, select, ignore, target_jax, jobs, fix=False, write=False, unsafe_fixes=False,
-                            no_cache=no_cache)
+                            no_cache=no_cache, options=_options(paths, options))
     render.findings(results, output_format, mode="check", output_file=output_file, show_statistics=show_statistics,
-                    missing=len(missing))
+                    missing=len(missing), quiet=options["quiet"])
     sys.exit(_exit_code(results, missing, exit_zero))
 
 
@@ -163,8 +226,9 @@ def check(paths, select, ignore, target_jax, no_cache, jobs, output_format, outp
                    "write every fixed file only if the suites are equivalent.")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False), default=None,
               help="Write a markdown checklist of what is left for a person (counts, file:line, why, suggested code).")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied (or, with --diff, that would be), per file and rule.")
 def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output_file, show_statistics, exit_zero, diff,
-        unsafe_fixes, verify_fixes, verify_tests, report_file):
+        unsafe_fixes, verify_fixes, verify_tests, report_file, show_fixes, **options):
     """Rewrite deprecated JAX API uses in place. Exit 0: nothing left, 1: findings remain, 2: errors.
 
     With --diff nothing is written; the exit code is 1 when there is anything to change. With
@@ -180,8 +244,20 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
         raise click.UsageError("--pytest TESTS goes with --verify")
     if verify_fixes:
         _require_jax()
+    options = _options(paths, options)
+    if options.get("stdin") and verify_fixes:
+        raise click.UsageError("--verify needs files on disk, not `-`")
     results, missing = _run(paths, select, ignore, target_jax, jobs, fix=True, write=not (diff or verify_fixes),
-                            unsafe_fixes=unsafe_fixes, no_cache=no_cache)
+                            unsafe_fixes=unsafe_fixes, no_cache=no_cache, options=options)
+    if options.get("stdin") and not diff:  # the fixed code to stdout, what is left to stderr (like ruff)
+        result = results[0]
+        click.echo((result.new_bytes or b"").decode("utf-8") if result.new_bytes is not None else options["stdin"].decode("utf-8"), nl=False)
+        if result.fixed_findings is not None:
+            result.findings = result.fixed_findings
+        output_format = output_format if output_file else "text"
+        render.findings(results, output_format, mode="fix", output_file=output_file, show_statistics=show_statistics,
+                        missing=len(missing), quiet=options["quiet"], to_stderr=True)
+        sys.exit(_exit_code(results, missing, exit_zero))
     if verify_fixes:
         from jaxmigrate.verify import gate
 
@@ -199,8 +275,10 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
         for r in results:
             if r.diff:
                 click.echo(coloured(r.diff), nl=False)
+    if show_fixes and not options["quiet"]:
+        click.echo(render.fixes_shown(results, diff), err=True)
     render.findings(results, output_format, mode="diff" if diff else "fix", output_file=output_file,
-                    show_statistics=show_statistics, missing=len(missing))
+                    show_statistics=show_statistics, missing=len(missing), quiet=options["quiet"])
     if report_file:
         from jaxmigrate.reporting import review
 
@@ -209,6 +287,20 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
     if diff and code == EXIT_OK and not exit_zero and any(r.changed for r in results):
         code = EXIT_FINDINGS
     sys.exit(code)
+
+
+def _options(paths, options: dict) -> dict:
+    """The command line's file options, checked: patterns split at commas; `-` reads stdin."""
+    out = dict(options)
+    out["exclude"] = _split_codes(options.get("exclude") or ()) or None
+    out["extend_exclude"] = _split_codes(options.get("extend_exclude") or ())
+    if "-" in paths:
+        if len(paths) != 1:
+            raise click.UsageError("`-` (stdin) cannot be combined with other paths")
+        out["stdin"] = sys.stdin.buffer.read()
+    elif options.get("stdin_filename"):
+        raise click.UsageError("--stdin-filename goes with `-` as the path")
+    return out
 
 
 def _verify_suites(args, devices, processes, timeout, output_format):

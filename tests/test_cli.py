@@ -122,7 +122,7 @@ def test_missing_path_and_syntax_error_exit_2_but_other_files_are_fixed(tmp_path
     (tmp_path / "a.py").write_text(LEGACY)
     result = invoke("fix", str(tmp_path), str(tmp_path / "nope"))
     assert result.exit_code == 2
-    assert "broken.py:1:1: JM000 could not parse" in result.output
+    assert "broken.py:1:7: JM000 could not parse" in result.output  # at the syntax error
     assert "no such file or directory" in result.output
     assert (tmp_path / "a.py").read_text() == FIXED
     assert (tmp_path / "broken.py").read_text() == "def f(:\n    in_axis_resources\n"

@@ -67,7 +67,7 @@ def test_output_file_statistics_and_exit_zero(tmp_path):
     lines = text.read_text().splitlines()
     assert len(lines) == 3 and lines[0].startswith(f"{path}:") and "\x1b" not in text.read_text()
     stats = CliRunner().invoke(main, ["check", "--statistics", path])
-    assert stats.stdout.splitlines()[0].split() == ["2", "JM101", "[*]", "2", "fixable"]
+    assert stats.stdout.splitlines()[0].split() == ["2", "JM101", "[*]", "pjit-axis-resources", "(2", "fixable)"]
     broken = tmp_path / "b.py"
     broken.write_text("def f(:\n  in_axis_resources\n")
     assert CliRunner().invoke(main, ["check", "--exit-zero", str(broken)]).exit_code == 2  # errors still fail

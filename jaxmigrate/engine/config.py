@@ -1,4 +1,5 @@
-"""`[tool.jaxmigrate]` in the nearest `pyproject.toml`: defaults that the command line overrides.
+"""`[tool.jaxmigrate]` in each file's nearest `pyproject.toml` (or the `--config` file): defaults
+that the command line overrides.
 
 Keys: `select`, `ignore`, `per-file-ignores` (glob → codes), `exclude` (replaces the default
 excluded folders), `extend-exclude` (adds to them), `target-jax`, `unsafe-fixes`. Patterns are
@@ -36,27 +37,81 @@ class Config:
     unsafe_fixes: bool = False
 
 
+DEFAULT = Config()
+
+
+def _table(pyproject: Path) -> Optional[dict]:
+    """The [tool.jaxmigrate] table of a pyproject.toml, None if it has none."""
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{pyproject}: {exc}") from exc
+    return data.get("tool", {}).get("jaxmigrate")
+
+
 def find(paths: Sequence[str]) -> Optional[Path]:
     """The nearest pyproject.toml with a [tool.jaxmigrate] table, from the first path upwards."""
     start = Path(paths[0] if paths else ".").resolve()
-    folder = start if start.is_dir() else start.parent
-    for candidate in [folder, *folder.parents]:
-        pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file():
-            try:
-                data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError) as exc:
-                raise ConfigError(f"{pyproject}: {exc}") from exc
-            if "jaxmigrate" in data.get("tool", {}):
-                return pyproject
-    return None
+    return Configs().nearest(start if start.is_dir() else start.parent)
 
 
 def load(paths: Sequence[str]) -> Config:
+    """The configuration of the first path (its nearest [tool.jaxmigrate]), or the defaults."""
     pyproject = find(paths)
-    if pyproject is None:
-        return Config()
-    table = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["jaxmigrate"]
+    return Config() if pyproject is None else parse(pyproject, _table(pyproject) or {})
+
+
+def load_file(path: str) -> Config:
+    """``--config PATH``: a pyproject.toml's [tool.jaxmigrate], or a TOML file that is that table
+    (a ``jaxmigrate.toml``). Patterns are relative to the file's folder."""
+    pyproject = Path(path).resolve()
+    if not pyproject.is_file():
+        raise ConfigError(f"{path}: no such file")
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    table = data.get("tool", {}).get("jaxmigrate") if "tool" in data else data
+    if table is None:
+        raise ConfigError(f"{path}: no [tool.jaxmigrate] table")
+    return parse(pyproject, table)
+
+
+class Configs:
+    """Each file's settings, like ruff's: those of its nearest pyproject.toml with a
+    [tool.jaxmigrate] table (looked up once per folder), or of ``--config`` for every file."""
+
+    def __init__(self, explicit: Optional[Config] = None) -> None:
+        self.explicit = explicit
+        self._nearest: Dict[Path, Optional[Path]] = {}
+        self._parsed: Dict[Path, Config] = {}
+
+    def nearest(self, folder: Path) -> Optional[Path]:
+        """The pyproject.toml with a [tool.jaxmigrate] table nearest to ``folder`` (resolved), upwards."""
+        if folder not in self._nearest:
+            pyproject = folder / "pyproject.toml"
+            if pyproject.is_file() and _table(pyproject) is not None:
+                self._nearest[folder] = pyproject
+            else:
+                self._nearest[folder] = None if folder.parent == folder else self.nearest(folder.parent)
+        return self._nearest[folder]
+
+    def for_folder(self, folder: Path) -> Config:
+        if self.explicit is not None:
+            return self.explicit
+        pyproject = self.nearest(folder)
+        if pyproject is None:
+            return DEFAULT
+        if pyproject not in self._parsed:
+            self._parsed[pyproject] = parse(pyproject, _table(pyproject) or {})
+        return self._parsed[pyproject]
+
+    def for_file(self, path: Path) -> Config:
+        return self.for_folder(Path(path).resolve().parent)
+
+
+def parse(pyproject: Path, table: dict) -> Config:
+    """A [tool.jaxmigrate] table, checked: unknown keys and wrong types are errors."""
     unknown = set(table) - KEYS
     if unknown:
         raise ConfigError(f"{pyproject}: unknown key(s) in [tool.jaxmigrate]: {', '.join(sorted(unknown))}")

@@ -108,16 +108,47 @@ class _Excludes:
         return self.spec.match_file(rel + ("/" if is_dir else ""))
 
 
+class _PerFolder:
+    """Exclusions like ruff's: each folder's come from its nearest configuration (``Configs``);
+    ``--exclude`` replaces them (and the default skips), ``--extend-exclude`` adds to them, both
+    relative to the working directory."""
+
+    def __init__(self, configs, exclude: Optional[Sequence[str]], extend_exclude: Sequence[str]) -> None:
+        cwd = Path.cwd()
+        self.configs = configs
+        self.replaced = _Excludes(cwd, exclude, ()) if exclude is not None else None
+        self.extra = _Excludes(cwd, [], extend_exclude) if extend_exclude else None
+        self._by_folder: Dict[str, _Excludes] = {}
+        self._by_root: Dict[Optional[Path], _Excludes] = {}
+
+    def excluded(self, path: str, is_dir: bool) -> bool:
+        if self.extra is not None and self.extra.excluded(path, is_dir):
+            return True
+        if self.replaced is not None:
+            return self.replaced.excluded(path, is_dir)
+        folder = os.path.dirname(path)
+        excludes = self._by_folder.get(folder)
+        if excludes is None:
+            config = self.configs.for_folder(Path(folder).resolve())
+            excludes = self._by_root.get(config.root)
+            if excludes is None:
+                excludes = self._by_root[config.root] = _Excludes(config.root, config.exclude, config.extend_exclude)
+            self._by_folder[folder] = excludes
+        return excludes.excluded(path, is_dir)
+
+
 def discover(paths: Sequence[str], *, root: Optional[Path] = None, exclude: Optional[Sequence[str]] = None,
-             extend_exclude: Sequence[str] = ()) -> Tuple[List[SourceFile], List[str]]:
+             extend_exclude: Sequence[str] = (), configs=None) -> Tuple[List[SourceFile], List[str]]:
     """Returns the files to process (sorted, no duplicates) and the paths that do not exist.
 
     ``exclude`` replaces the default skipped folders, ``extend_exclude`` adds to them (patterns
-    relative to ``root``, the folder of the configuration)."""
+    relative to ``root``, the folder of the configuration). With ``configs`` (an
+    ``engine.config.Configs``) each folder's configuration decides instead, and ``exclude`` and
+    ``extend_exclude`` are the command line's, relative to the working directory."""
     missing: List[str] = []
     found: Dict[str, SourceFile] = {}  # by real path (normcase: how Windows compares paths)
     ignores = _Ignores()
-    excludes = _Excludes(root, exclude, extend_exclude)
+    excludes = _PerFolder(configs, exclude, extend_exclude) if configs is not None else _Excludes(root, exclude, extend_exclude)
     for raw in paths:
         top = Path(raw)
         if not top.exists():
@@ -134,7 +165,7 @@ def discover(paths: Sequence[str], *, root: Optional[Path] = None, exclude: Opti
     return sorted(found.values(), key=lambda f: f.display), missing
 
 
-def _walk(root: str, ignores: _Ignores, excludes: _Excludes) -> Iterator[Tuple[str, str]]:
+def _walk(root: str, ignores: _Ignores, excludes) -> Iterator[Tuple[str, str]]:
     """(path, real path) of each source file below ``root``, folders and files in sorted order."""
     seen_dirs = set()
 

@@ -7,6 +7,7 @@ becomes an error on that file's result, the file is left untouched, and the run 
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 import threading
 import traceback
@@ -41,9 +42,18 @@ class Settings:
     # [tool.jaxmigrate] per-file-ignores: (pattern, codes) with patterns relative to config_root
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     config_root: Optional[str] = None
+    # each configuration's files: (its folder, their settings), the deepest folder first, "" (no
+    # configuration: every file) last; ``rule_codes`` here are then every variant's, for prefilters
+    variants: Tuple[Tuple[str, "Settings"], ...] = ()
 
     def for_file(self, path: Path) -> "Settings":
-        """These settings minus the codes that per-file-ignores switches off for ``path``."""
+        """The settings of ``path``'s nearest configuration, minus the codes that its
+        per-file-ignores switch off for ``path``."""
+        if self.variants:
+            real = str(path.resolve())
+            for folder, variant in self.variants:
+                if not folder or real.startswith(folder.rstrip(os.sep) + os.sep):
+                    return variant.for_file(path)
         if not self.per_file_ignores or self.config_root is None:
             return self
         try:
@@ -78,6 +88,8 @@ class FileResult:
     # refuses to: the findings left in the fixed text, and every finding of the file on disk
     fixed_findings: Optional[List[Finding]] = None
     on_disk: Optional[List[Finding]] = None
+    error_at: Tuple[int, int] = (1, 1)  # line, column of ``error`` (a syntax error's own position)
+    fixed_codes: Optional[dict] = None  # when it changed: code -> how many of its findings the fixes took
 
 
 class RuleError(Exception):
@@ -176,6 +188,15 @@ def transform(data: bytes, display: str, settings: Settings) -> Outcome:
     if outcome.changed:
         outcome.on_disk, outcome.left_on_disk = first, located_on_disk(findings, first, source.text, text)
     return outcome
+
+
+def _fixed_codes(before: List[Finding], left: List[Finding]) -> dict:
+    """code -> how many fewer findings of it the fixed text has (what ``--show-fixes`` lists)."""
+    from collections import Counter
+
+    counts = Counter(f.code for f in before)
+    counts.subtract(f.code for f in left)
+    return {code: n for code, n in sorted(counts.items()) if n > 0}
 
 
 def located_on_disk(left: List[Finding], first: List[Finding], original: str, fixed: str) -> List[Finding]:
@@ -333,6 +354,7 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
         result.findings, result.fixes_applied = outcome.findings, outcome.fixes_applied
         if outcome.changed:
             result.changed = True
+            result.fixed_codes = _fixed_codes(outcome.on_disk or [], outcome.findings)
             if not settings.write:  # --diff (and --verify) show it; a plain fix never does
                 result.diff = "".join(
                     difflib.unified_diff(
@@ -351,6 +373,7 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
                 result.findings = outcome.left_on_disk
     except SyntaxError as exc:
         result.error = f"could not parse: {exc.msg} (line {exc.lineno})"
+        result.error_at = (exc.lineno or 1, exc.offset or 1) if not display.endswith(".ipynb") else (1, 1)
     except (KeyError, IndexError) as exc:  # LookupErrors too, but an engine bug's, not an unknown encoding's
         result.error = f"internal error: {type(exc).__name__}: {exc}"
     except (OSError, UnicodeDecodeError, LookupError) as exc:

@@ -72,13 +72,21 @@ def sarif(records: List[Dict]) -> str:
 
 
 def statistics(records: List[Dict]) -> str:
-    """Counts per code, most frequent first (ruff's --statistics)."""
-    counts: Dict[str, List] = {}
+    """Counts per code, most frequent first, with the rule's name and how many are fixable
+    (ruff's --statistics): ``    3  JM101  [*] in-axis-resources  (3 fixable)``."""
+    from jaxmigrate.rules import BY_CODE
+
+    counts: Dict[str, List[int]] = {}
     for r in records:
-        row = counts.setdefault(r["code"], [0, 0, r["message"]])
+        row = counts.setdefault(r["code"], [0, 0, 0])
         row[0] += 1
         row[1] += r["fix_safety"] == "safe"
+        row[2] += r["fix_safety"] == "unsafe"
     lines = []
-    for code, (n, fixable, _) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0])):
-        lines.append(f"{n:5d}  {code}  {'[*] ' + str(fixable) + ' fixable' if fixable else ''}".rstrip())
+    for code, (n, safe, unsafe) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0])):
+        rule = BY_CODE.get(code)
+        name = rule.name if rule is not None else "could-not-process"
+        marker = "[*]" if safe else "[~]" if unsafe else "[ ]"
+        fixable = [f"{safe} fixable"] * bool(safe) + [f"{unsafe} with --unsafe-fixes"] * bool(unsafe)
+        lines.append(f"{n:5d}  {code}  {marker} {name}" + (f"  ({', '.join(fixable)})" if fixable else ""))
     return "\n".join(lines)

@@ -16,7 +16,8 @@ def finding_records(results: Sequence) -> List[Dict]:
     records = []
     for r in results:
         if r.error:
-            records.append(dict(path=r.path, line=1, column=1, end_line=1, end_column=1, code=ERROR_CODE,
+            line, column = getattr(r, "error_at", (1, 1))
+            records.append(dict(path=r.path, line=line, column=column, end_line=line, end_column=column, code=ERROR_CODE,
                                 message=r.error, fixable=False, fix_safety=None, suggestion=None))
         for f in r.findings:
             records.append(dict(path=r.path, line=f.line, column=f.column, end_line=f.end_line,
@@ -44,8 +45,9 @@ def write_file(path: str, text: str) -> None:
 
 
 def findings(results: Sequence, output_format: str, mode: str, output_file=None, show_statistics: bool = False,
-             missing: int = 0) -> None:
-    """Write the findings in ``output_format`` (to ``output_file`` or stdout), then a summary.
+             missing: int = 0, quiet: bool = False, to_stderr: bool = False) -> None:
+    """Write the findings in ``output_format`` (to ``output_file``, stdout, or stderr when stdout
+    carries fixed code), then a summary (none with ``quiet``).
 
     The summary goes to stderr whenever stdout carries a machine format or a diff."""
     from jaxmigrate.reporting import formats
@@ -70,9 +72,30 @@ def findings(results: Sequence, output_format: str, mode: str, output_file=None,
     if output_file is not None:
         write_file(output_file, body + "\n" if body else "")
     elif body:
-        click.echo(body)
+        click.echo(body, err=to_stderr)
+    if quiet:
+        return
     summary = _summary(results, records, mode, missing)
-    click.echo(summary, err=output_format != "text" or mode == "diff" or output_file is not None)
+    click.echo(summary, err=to_stderr or output_format != "text" or mode == "diff" or output_file is not None)
+
+
+def fixes_shown(results: Sequence, diff: bool) -> str:
+    """``--show-fixes``: the fixes applied (or that would be, with ``--diff``), per file and rule."""
+    from jaxmigrate.rules import BY_CODE
+
+    lines, total = [], 0
+    for r in results:
+        if not r.fixed_codes:
+            continue
+        lines.append(f"- {r.path}:")
+        for code, n in r.fixed_codes.items():
+            rule = BY_CODE.get(code)
+            lines.append(f"  {n:4d} x {code} ({rule.name if rule else code})")
+            total += n
+    if not lines:
+        return "No fixes available." if diff else "No fixes applied."
+    head = f"{'Would fix' if diff else 'Fixed'} {total} finding{'s' * (total != 1)}:"
+    return "\n".join([head, *lines])
 
 
 def _summary(results: Sequence, records: List[Dict], mode: str, missing: int = 0) -> str:
