@@ -2,7 +2,8 @@
 
 Each case holds ``before.py``; the snapshots beside it are ``after.py`` (what ``fix`` makes of
 it with every rule on) and ``findings.txt`` (what ``check`` reports before, and what is left
-after the fix). An optional ``options.json`` sets ``target`` and ``unsafe_fixes``.
+after the fix; a suggestion of several lines under its finding). An optional ``options.json``
+sets ``target`` and ``unsafe_fixes``.
 Regenerate with ``pytest tests/test_fixtures.py --snapshot-update`` and review the diff.
 """
 
@@ -32,6 +33,8 @@ def _listing(title: str, findings) -> str:
     for f in findings:
         mark = {"safe": " [*]", "unsafe": " [~]"}.get(f.fix_safety or "", "")
         lines.append(f"{f.line}:{f.column}-{f.end_line}:{f.end_column} {f.code}{mark} {f.message}")
+        if f.suggestion and "\n" in f.suggestion:  # the message points elsewhere: the code, under it
+            lines += [f"    | {line}" for line in f.suggestion.splitlines()]
     return "\n".join(lines) + "\n"
 
 

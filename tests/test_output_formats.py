@@ -84,3 +84,44 @@ def test_fix_report_lists_what_is_left(tmp_path):
     assert "| JM203 | removed-maps-api | 1 |" in text and "| JM401 | live-buffers | 1 |" in text
     assert f"- [ ] `{path}:4:35` **JM203**" in text
     assert "why not rewritten: the fix is unsafe" in text
+
+
+HOST_LOCAL = ("import jax\nfrom jax.experimental.pjit import pjit\nfrom jax.sharding import PartitionSpec as P\n\n"
+              "def train(step, mesh, state, batch):\n"
+              "    p_step = pjit(step, in_shardings=(None, P('data')), out_shardings=(None, None))\n"
+              "    with mesh: state, metrics = p_step(state, batch)\n\n"
+              "rank = jax.process_index()\n")
+HOST_LOCAL_CODE = ("state_global, batch_global = multihost_utils.host_local_array_to_global_array("
+                   "(state, batch), mesh, (P(), P('data')))\n"
+                   "state, metrics = multihost_utils.global_array_to_host_local_array("
+                   "p_step(state_global, batch_global), mesh, (P(), P()))")
+
+
+def test_a_suggestion_of_several_lines_goes_where_multi_line_text_belongs(tmp_path):
+    """JM504's code: whole in JSON, SARIF and the report (a fenced block); text and GitHub
+    annotations keep one line a finding and point there."""
+    path = tmp_path / "train.py"
+    path.write_text(HOST_LOCAL)
+    (tmp_path / "d.py").write_text("import jax\n\nflag = jax.config.jax_array\n")  # a one-line suggestion: True
+
+    def check(*args):
+        return CliRunner().invoke(main, ["check", "--select", "JM504,JM301", *args, str(tmp_path)]).stdout
+
+    text = [line for line in check().splitlines() if "JM504" in line]
+    assert len(text) == 1 and text[0].endswith("; suggested code: in `--format json` or `sarif`, and `fix --report`")
+    github = [line for line in check("--format", "github").splitlines() if "JM504" in line]
+    assert len(github) == 1 and "%0A" not in github[0] and "multihost_utils.host_local" not in github[0]
+    records = {r["code"]: r for r in json.loads(check("--format", "json"))}
+    assert records["JM504"]["suggestion"] == HOST_LOCAL_CODE
+    sarif = json.loads(check("--format", "sarif"))
+    results = {r["ruleId"]: r for r in sarif["runs"][0]["results"]}
+    assert results["JM504"]["properties"]["suggestion"] == HOST_LOCAL_CODE
+    assert results["JM504"]["message"]["markdown"].endswith(f"suggested code:\n\n```python\n{HOST_LOCAL_CODE}\n```")
+    assert "markdown" not in results["JM301"]["message"] and results["JM301"]["properties"]["suggestion"]
+    sarif_pydantic = pytest.importorskip("sarif_pydantic")
+    sarif_pydantic.Sarif.model_validate(sarif)
+    report = tmp_path / "report.md"
+    CliRunner().invoke(main, ["fix", "--select", "JM504,JM301", "--report", str(report), str(tmp_path)])
+    fenced = "\n".join(["  - suggested:", "    ```python", *("    " + line for line in HOST_LOCAL_CODE.splitlines()), "    ```"])
+    assert fenced in report.read_text()
+    assert f"  - suggested: `{records['JM301']['suggestion']}`" in report.read_text()  # one line: a code span

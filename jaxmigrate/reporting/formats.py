@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 from jaxmigrate import __version__
+from jaxmigrate.rules.base import SUGGESTED_ELSEWHERE
 
 DOCS_URL = "https://github.com/jaxmigrate/jaxmigrate/blob/main/docs/rules/{code}.md"
 
@@ -60,6 +61,8 @@ def sarif(records: List[Dict]) -> str:
         )
         if r["code"] in index:
             result["ruleIndex"] = index[r["code"]]
+        if r["suggestion"]:
+            _suggest(result, r["suggestion"])
         results.append(result)
     log = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -69,6 +72,18 @@ def sarif(records: List[Dict]) -> str:
                       results=results)],
     }
     return json.dumps(log, indent=2)
+
+
+def _suggest(result: Dict, code: str) -> None:
+    """Put a finding's suggested code on its SARIF result: whole in the property bag (for tools, as
+    JSON's ``suggestion``) and, when it has several lines, as a fenced block in ``message.markdown``
+    (SARIF 2.1.0 3.11.4: a viewer that renders markdown shows it instead of ``text``). Not as
+    ``fixes``: a SARIF fix is an exact replacement a tool may apply, and a suggestion is code for a
+    person to adapt (placeholders, a place to choose), given where no fix could be written."""
+    result["properties"] = {"suggestion": code}
+    if "\n" in code:
+        text = result["message"]["text"].removesuffix(f"; {SUGGESTED_ELSEWHERE}")
+        result["message"]["markdown"] = f"{text}; suggested code:\n\n```python\n{code}\n```"
 
 
 def statistics(records: List[Dict]) -> str:

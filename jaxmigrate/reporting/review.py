@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Dict, List, Sequence
 
 from jaxmigrate.reporting.render import ERROR_CODE, finding_records
+from jaxmigrate.rules.base import SUGGESTED_ELSEWHERE
 
 
 def _why(record: Dict) -> str:
@@ -18,6 +19,14 @@ def _why(record: Dict) -> str:
 
 def _n(count: int, word: str, plural: str = "s") -> str:
     return f"{count} {word}{plural * (count != 1)}"
+
+
+def _suggested(code: str) -> List[str]:
+    """A one-line suggestion as a code span; code of several lines as a fenced block inside the
+    item (indented to the sub-list's content, so it stays in the item)."""
+    if "\n" not in code:
+        return [f"  - suggested: `{code}`"]
+    return ["  - suggested:", "    ```python", *(f"    {line}" if line else "" for line in code.splitlines()), "    ```"]
 
 
 def render(results: Sequence, written: bool = True) -> str:
@@ -40,8 +49,9 @@ def render(results: Sequence, written: bool = True) -> str:
         lines.append(f"| {code} | {name} | {n} |")
     lines.append("")
     for rec in records:
-        lines.append(f"- [ ] `{rec['path']}:{rec['line']}:{rec['column']}` **{rec['code']}** {rec['message']}")
+        message = rec["message"].removesuffix(f"; {SUGGESTED_ELSEWHERE}")  # the code follows
+        lines.append(f"- [ ] `{rec['path']}:{rec['line']}:{rec['column']}` **{rec['code']}** {message}")
         lines.append(f"  - why not rewritten: {_why(rec)}")
         if rec.get("suggestion"):
-            lines.append(f"  - suggested: `{rec['suggestion']}`")
+            lines += _suggested(rec["suggestion"])
     return "\n".join(lines) + "\n"

@@ -20,6 +20,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 FixSafety = Literal["safe", "unsafe"]
 
+#: what a finding's one-line message says of a suggestion of several lines, which the JSON and
+#: SARIF outputs and ``fix --report`` carry whole
+SUGGESTED_ELSEWHERE = "suggested code: in `--format json` or `sarif`, and `fix --report`"
+
 
 @dataclass(frozen=True)
 class Edit:
@@ -217,8 +221,8 @@ class Rule:
         suggestion: Optional[str] = None,
     ) -> Finding:
         line, col, end_line, end_col = ctx.position(node)
-        if suggestion and fix is None:
-            message = f"{message}; suggested: {suggestion}"
+        if suggestion and fix is None:  # code of several lines goes where multi-line text belongs
+            message = f"{message}; {SUGGESTED_ELSEWHERE}" if "\n" in suggestion else f"{message}; suggested: {suggestion}"
         return Finding(self.code, message, line, col, end_line, end_col, fix, suggestion)
 
     @classmethod

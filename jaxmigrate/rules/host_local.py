@@ -29,7 +29,9 @@ class HostLocalInputs(Rule):
     and, unless the module turned on `jax_parallel_functions_output_gda`, the result through
     `multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)` after it. A
     `None` spec (replicated in legacy pjit) becomes `P()`. When the call sites, the mesh or the
-    specs cannot be resolved in the module, the finding carries the code to write.
+    specs cannot be resolved in the module, the finding carries the code to write, one statement
+    a line: the conversion of the inputs, then the call's own statement (its targets kept) with the
+    output converted; the JSON and SARIF outputs and `fix --report` show it.
 
     ## Why is this bad?
     Before jax.Array, pjit took the inputs that were not GDAs as *host-local*: each process
@@ -247,14 +249,16 @@ def _global_names(ctx: FileContext, args: Sequence[ast.expr]) -> List[str]:
 
 
 def _suggestion(ctx: FileContext, pj: PjitCall, site: Optional[ast.Call], outputs_global: bool) -> str:
-    """The code to write, with this call's own arguments and specs where they are known."""
+    """The code to write, one statement a line, with this call's own arguments and specs where
+    they are known: the inputs converted first, then the call's own statement (its targets kept)
+    with the call's output converted back, as the fix writes it."""
     fn = pj.name or "f"
     in_spec = spec_source(ctx, pj.value, pj.call)[0] if pj.value is not None else "in_specs"
     out = out_value(pj)
     out_spec = spec_source(ctx, out, pj.call)[0] if out is not None else "out_specs"
     mesh = (mesh_for(ctx, site) if site is not None else None) or "mesh"
     if site is None or not site.args:
-        code, call = f"args = multihost_utils.host_local_array_to_global_array(args, {mesh}, {in_spec}); ", f"{fn}(*args)"
+        convert, call = f"args = multihost_utils.host_local_array_to_global_array(args, {mesh}, {in_spec})", f"{fn}(*args)"
     else:  # static arguments (literal `static_argnums`) and keywords are passed as they are
         static = _static(pj) or set()
         args = [ctx.text(a) for a in site.args]
@@ -262,9 +266,22 @@ def _suggestion(ctx: FileContext, pj: PjitCall, site: Optional[ast.Call], output
                  for i, a in enumerate(args)]
         converted = [(a, n) for i, (a, n) in enumerate(zip(args, names)) if i not in static]
         trailing = "," if len(converted) == 1 else ""
-        code = (f"{', '.join(n for _, n in converted)}{trailing} = multihost_utils.host_local_array_to_global_array("
-                f"({', '.join(a for a, _ in converted)}{trailing}), {mesh}, {in_spec}); ")
+        convert = (f"{', '.join(n for _, n in converted)}{trailing} = multihost_utils.host_local_array_to_global_array("
+                   f"({', '.join(a for a, _ in converted)}{trailing}), {mesh}, {in_spec})")
         call = f"{fn}({', '.join(names + [ctx.text(k) for k in site.keywords])})"
-    if outputs_global:
-        return code + f"out = {call}"
-    return code + f"out = multihost_utils.global_array_to_host_local_array({call}, {mesh}, {out_spec})"
+    if not outputs_global and not (site is not None and isinstance(ctx.parent(site), ast.Expr)):  # a result is used
+        call = f"multihost_utils.global_array_to_host_local_array({call}, {mesh}, {out_spec})"
+    return f"{convert}\n{_in_place(ctx, site, call)}"
+
+
+def _in_place(ctx: FileContext, site: Optional[ast.Call], call: str) -> str:
+    """``site``'s statement with ``call`` written in its place, so that its targets stay; where the
+    call is no simple statement's (a comprehension, a lambda, a block's header), ``out = call``
+    and a comment saying what ``out`` replaces."""
+    stmt = statement_of(ctx, site) if site is not None else None
+    if stmt is None:
+        used = " ".join(ctx.text(site).split()) if site is not None else ""  # on one line: a comment
+        return f"out = {call}" + (f"  # then use `out` in place of `{used}`" if used else "")
+    (start, end), (first, _) = ctx.span(site), ctx.span(stmt)
+    text = ctx.text(stmt)
+    return text[:start - first] + call + text[end - first:]
