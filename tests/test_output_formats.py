@@ -125,3 +125,27 @@ def test_a_suggestion_of_several_lines_goes_where_multi_line_text_belongs(tmp_pa
     fenced = "\n".join(["  - suggested:", "    ```python", *("    " + line for line in HOST_LOCAL_CODE.splitlines()), "    ```"])
     assert fenced in report.read_text()
     assert f"  - suggested: `{records['JM301']['suggestion']}`" in report.read_text()  # one line: a code span
+
+
+def test_every_multi_line_suggestion_in_the_fixtures_is_python_one_statement_a_line():
+    """JM501's and JM503's suggestions too (issue 16 item 12): code of several statements is written
+    a statement a line, never joined by `;` into a one-line message."""
+    import ast
+    from pathlib import Path
+
+    from tests.conftest import run
+
+    seen = set()
+    for case in sorted((Path(__file__).resolve().parent.parent / "fixtures").glob("*/*/before.py")):
+        for f in run(case.read_text(), fix=False).findings:
+            if not f.suggestion or "\n" not in f.suggestion and "; " not in f.suggestion:
+                continue
+            try:
+                body = ast.parse(f.suggestion).body
+            except SyntaxError:
+                assert "\n" not in f.suggestion, f"{case.parent}: {f.code}'s code does not parse"
+                continue  # prose with a `;` (JM601's advice), not code
+            assert len({s.lineno for s in body}) == len(body), f"{case.parent}: {f.code} joins statements by `;`"
+            assert "\n" not in f.message, case.parent
+            seen.add(f.code)
+    assert {"JM501", "JM503", "JM504"} <= seen

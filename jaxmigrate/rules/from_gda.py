@@ -141,7 +141,7 @@ class FromGda(Rule):
         message = ("`FROM_GDA` mixed with specs for host-local inputs was removed in JAX 0.4.11: drop the input "
                    "shardings and convert the host-local arguments with `multihost_utils.host_local_array_to_global_array`")
         args = [f"arg{i + 1}" for i in host]
-        generic = (f"{pj.name or 'pjitted_f'} = pjit(f, out_shardings=...); "
+        generic = (f"{pj.name or 'pjitted_f'} = pjit(f, out_shardings=...)\n"
                    f"{', '.join(f'array{k + 2}' for k in range(len(host)))} = multihost_utils.host_local_array_to_global_array("
                    f"{_group(args)}, mesh, {_group(specs)})")
         if not isinstance(pj.spec, ast.keyword) or pj.name is None:
@@ -158,8 +158,8 @@ class FromGda(Rule):
                     args = [ctx.text(site.args[i]) for i in host]
                     names = [f"array{k + 2}" for k in range(len(host))]
                     call = ", ".join(names[host.index(i)] if i in host else ctx.text(a) for i, a in enumerate(site.args))
-                    generic = (f"{pj.name} = pjit(f, out_shardings=...); {', '.join(names)} = "
-                               f"multihost_utils.host_local_array_to_global_array({_group(args)}, mesh, {_group(specs)}); "
+                    generic = (f"{pj.name} = pjit(f, out_shardings=...)\n{', '.join(names)} = "
+                               f"multihost_utils.host_local_array_to_global_array({_group(args)}, mesh, {_group(specs)})\n"
                                f"{pj.name}({call})")
                 return self.finding(ctx, pj.value, f"{message}: {planned}", suggestion=generic)
             edits.extend(planned[0])

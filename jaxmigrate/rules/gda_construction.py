@@ -13,15 +13,16 @@ MAKE_FROM_CALLBACK = "jax.make_array_from_callback"
 MAKE_FROM_ARRAYS = "jax.make_array_from_single_device_arrays"
 
 BATCHED = (
-    "s = NamedSharding(global_mesh, P(*mesh_axes)); "
-    "devices = list(s.addressable_devices_indices_map(global_shape)); "
-    "arrays = data_callback([s.addressable_devices_indices_map(global_shape)[d] for d in devices]); "
+    "s = NamedSharding(global_mesh, P(*mesh_axes))\n"
+    "devices = list(s.addressable_devices_indices_map(global_shape))\n"
+    "arrays = data_callback([s.addressable_devices_indices_map(global_shape)[d] for d in devices])\n"
     "jax.make_array_from_single_device_arrays(global_shape, s, "
     "[jax.device_put(a, d) for a, d in zip(arrays, devices)])"
 )
 BATCHED_WITH_DEVICES = (
-    "s = NamedSharding(global_mesh, P(*mesh_axes)); group the devices of "
-    "s.addressable_devices_indices_map(global_shape) by index into [(index, (device, ...)), ...]; "
+    "s = NamedSharding(global_mesh, P(*mesh_axes))\n"
+    "# group the devices of s.addressable_devices_indices_map(global_shape) by index:\n"
+    "groups = [(index, (device, ...)), ...]\n"
     "jax.make_array_from_single_device_arrays(global_shape, s, data_callback(groups))"
 )
 
