@@ -138,7 +138,7 @@ def _run_stdin(options: dict, configs, select, ignore, target_jax, *, fix: bool,
     source = SourceFile(path, name)
     settings = _settings([source], configs, [name if name != "-" else "."], select, ignore, target_jax, fix=fix,
                          write=False, unsafe_fixes=unsafe_fixes, quiet=options.get("quiet", False))
-    return [process(path, name, settings, options["stdin"])], []
+    return [process(path, name, settings, options["stdin"], stdin=True)], []
 
 
 def _settings(files, configs, paths, select, ignore, target_jax, *, fix: bool, write: bool, unsafe_fixes: bool,

@@ -157,13 +157,13 @@ def test_verify_counts_the_findings_of_files_it_refused(tmp_path, monkeypatch):
 
 # item 11: Ctrl-C during fix
 
-# Ctrl-C arrives after the first write: the driver wraps the engine's atomic write with a SIGINT
+# Ctrl-C arrives after the first write: the driver wraps the engine's write (write_fixed) with a SIGINT
 # to the command's process (from a worker, too), in a child process so that pytest is not interrupted.
 DRIVER = """
 import os, signal, sys
 from jaxmigrate.engine import pipeline
 from jaxmigrate.cli import main
-real, parent = pipeline.write_atomic, os.getpid()
+real, parent = pipeline.write_fixed, os.getpid()
 def write_then_interrupt(path, data, **kw):
     real(path, data, **kw)
     os.kill(parent, signal.SIGINT)
@@ -173,7 +173,7 @@ def write_then_interrupt(path, data, **kw):
         deadline = time.monotonic() + 60
         while not runner._stopping() and time.monotonic() < deadline:
             time.sleep(0.001)
-pipeline.write_atomic = write_then_interrupt
+pipeline.write_fixed = write_then_interrupt
 main(sys.argv[1:], prog_name="jaxmigrate")
 """
 

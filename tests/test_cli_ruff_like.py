@@ -105,6 +105,10 @@ def test_stdin_check_and_fix_with_stdin_filename(two_projects):
     assert "sub/new.py:2:1" not in named.output and "JM101" not in named.output
     assert not (two_projects / "sub" / "new.py").exists()
     assert _invoke(two_projects, "check", "-", "a.py", stdin=PJIT).exit_code == 2
+    (two_projects / "a.py").chmod(0o444)  # named after a read-only file: still only stdout
+    again = _invoke(two_projects, "fix", "--no-cache", "--stdin-filename", "a.py", "-", stdin=PJIT)
+    assert again.stdout.startswith("from jax.experimental.pjit import pjit\nf = pjit(abs, in_shardings=None")
+    assert (two_projects / "a.py").read_text() == PJIT
 
 
 @pytest.mark.usefixtures("latest")

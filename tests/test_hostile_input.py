@@ -128,7 +128,8 @@ def test_symlinked_file_outside_the_tree_is_not_written_through(tmp_path):
     assert (outside / "shared.py").read_text() == LEGACY  # nothing outside the tree changes
     assert (tree / "link.py").is_symlink()  # and the link stays a link
     assert (tree / "ok.py").read_text() == FIXED
-    assert result.exit_code == 1 and "link.py:3:15: JM101" in result.output  # reported, left for a person
+    assert result.exit_code == 2 and "link.py:3:15: JM101" in result.output  # reported, left for a person
+    assert "link.py:1:1: JM000 not written: a symbolic link (to " in result.output  # and why (issue 16 item 10)
 
 
 def test_mixed_line_endings_are_kept(tmp_path):

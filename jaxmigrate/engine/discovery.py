@@ -16,6 +16,9 @@ SKIP_DIRS = frozenset(
 )
 
 
+Inode = Tuple[int, int]  # (device, inode): a file, whichever of its hard links names it
+
+
 @dataclass(frozen=True)
 class SourceFile:
     path: Path  # as opened
@@ -147,29 +150,45 @@ def discover(paths: Sequence[str], *, root: Optional[Path] = None, exclude: Opti
     ``extend_exclude`` are the command line's, relative to the working directory."""
     missing: List[str] = []
     found: Dict[str, SourceFile] = {}  # by real path (normcase: how Windows compares paths)
+    names: Dict[Inode, str] = {}  # (device, inode) -> the real path of its first name
     ignores = _Ignores()
     excludes = _PerFolder(configs, exclude, extend_exclude) if configs is not None else _Excludes(root, exclude, extend_exclude)
     for raw in paths:
         top = Path(raw)
-        if not top.exists():
+        dangling = top.is_symlink() and not top.exists()
+        if not top.exists() and not dangling:
             missing.append(raw)
             continue
-        if top.is_file():  # named explicitly: always taken, like ruff
-            found.setdefault(os.path.normcase(top.resolve()), SourceFile(top, _display(top)))
+        if top.is_file() or dangling:  # named explicitly: always taken, like ruff
+            st = None if dangling else os.stat(top)
+            real = _first_name(names, os.path.normcase(top.resolve()), st and (st.st_dev, st.st_ino))
+            found.setdefault(real, SourceFile(top, _display(top)))
             continue
         cwd = os.getcwd()
-        for path, real in _walk(os.path.abspath(raw), ignores, excludes):
-            real = os.path.normcase(real)
-            if real not in found:
+        linked = set()  # real paths found through a symbolic link to the file, so far
+        for path, real, link, inode in _walk(os.path.abspath(raw), ignores, excludes):
+            real = _first_name(names, os.path.normcase(real), inode)
+            if real not in found or real in linked and not link:  # the file itself over a link to it
                 found[real] = SourceFile(Path(path), _relative(path, cwd))
+                (linked.add if link else linked.discard)(real)
     return sorted(found.values(), key=lambda f: f.display), missing
 
 
-def _walk(root: str, ignores: _Ignores, excludes) -> Iterator[Tuple[str, str]]:
-    """(path, real path) of each source file below ``root``, folders and files in sorted order."""
+def _first_name(names: Dict[Inode, str], real: str, inode: Optional[Inode]) -> str:
+    """The real path that stands for a file: that of the first of its hard links found (``inode``:
+    its (device, inode), None if unknown), so that each file is processed once (two ways to one
+    file at once would race: a hard-linked file is written in place, engine/writer.py)."""
+    return names.setdefault(inode, real) if inode and inode[1] else real
+
+
+def _walk(root: str, ignores: _Ignores, excludes) -> Iterator[Tuple[str, str, bool, Optional[Inode]]]:
+    """(path, real path, whether it is a symbolic link, (device, inode) or None for a link) of each
+    source file below ``root``, folders and files in sorted order. A dangling link named like a
+    source file is one too: reading it is that file's error, not silence (`fix` never writes a
+    link: engine/writer.py)."""
     seen_dirs = set()
 
-    def walk(folder: str, real: str) -> Iterator[Tuple[str, str]]:
+    def walk(folder: str, real: str) -> Iterator[Tuple[str, str, bool, Optional[Inode]]]:
         if real in seen_dirs:  # a symlink loop or a second way to the same folder
             return
         seen_dirs.add(real)
@@ -179,6 +198,10 @@ def _walk(root: str, ignores: _Ignores, excludes) -> Iterator[Tuple[str, str]]:
         except OSError:
             return
         chain = ignores.chain(folder)  # the .gitignore files that apply here (mostly none)
+        try:
+            device: Optional[int] = os.stat(folder).st_dev  # a system call per folder: inode() costs none
+        except OSError:
+            device = None
         dirs = []
         for entry in entries:
             try:
@@ -188,9 +211,10 @@ def _walk(root: str, ignores: _Ignores, excludes) -> Iterator[Tuple[str, str]]:
             if is_dir:
                 if not excludes.excluded(entry.path, True) and not (chain and ignores.ignored(entry.path, True)):
                     dirs.append((entry.path, _real(entry, real)))
-            elif entry.name.endswith((".py", ".ipynb")) and entry.is_file():
+            elif entry.name.endswith((".py", ".ipynb")) and (entry.is_file() or _dangling(entry)):
                 if not excludes.excluded(entry.path, False) and not (chain and ignores.ignored(entry.path, False)):
-                    yield entry.path, _real(entry, real)
+                    link = entry.is_symlink()
+                    yield entry.path, _real(entry, real), link, None if link or device is None else (device, entry.inode())
         for sub, sub_real in dirs:
             yield from walk(sub, sub_real)
 
@@ -201,3 +225,8 @@ def _real(entry: os.DirEntry, folder_real: str) -> str:
     """The real path of an entry of a folder whose real path is ``folder_real``: one system call
     per symbolic link rather than one per path component of every entry."""
     return os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(folder_real, entry.name)
+
+
+def _dangling(entry: os.DirEntry) -> bool:
+    """A symbolic link to nothing (not to a FIFO or a folder, which are skipped)."""
+    return entry.is_symlink() and not os.path.exists(entry.path)

@@ -19,7 +19,7 @@ from typing import List, Optional, Sequence, Set, Tuple, Type
 from jaxmigrate.engine.apply import FixError, apply_round
 from jaxmigrate.engine.source import decode
 from jaxmigrate.engine.suppression import skips_file, unsuppressed
-from jaxmigrate.engine.writer import write_atomic
+from jaxmigrate.engine.writer import NotWritten, refusal, write_fixed
 from jaxmigrate.rules.base import Finding, Rule
 from jaxmigrate.rules.context import FileContext
 
@@ -341,12 +341,12 @@ def _deep_retry(work, *args):
     return outcome["value"]
 
 
-def process(path: Path, display: str, settings: Settings, data: Optional[bytes] = None) -> FileResult:
+def process(path: Path, display: str, settings: Settings, data: Optional[bytes] = None,
+            stdin: bool = False) -> FileResult:
+    """One file, read from ``path`` unless ``data`` is given; ``stdin``: the bytes are not the
+    file's at ``path`` (only its name), which is never written or asked whether it may be."""
     result = FileResult(display)
-    if settings.fix and path.is_symlink():
-        # never written: a rewrite would replace the link by a file, or change a file outside the
-        # tree; its findings are reported as left (the file it points to is fixed where it is found)
-        settings = replace(settings, fix=False)
+    write = None  # the fixed bytes, to be written (or refused) once the file is processed
     try:
         if data is None:
             data = path.read_bytes()
@@ -355,7 +355,11 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
         if outcome.changed:
             result.changed = True
             result.fixed_codes = _fixed_codes(outcome.on_disk or [], outcome.findings)
-            if not settings.write:  # --diff (and --verify) show it; a plain fix never does
+            new_bytes = outcome.text.encode(outcome.encoding)
+            why = None if stdin else refusal(path)  # also under --diff and --verify: neither is to show or write it
+            if why or settings.write:
+                write = new_bytes, outcome.on_disk, why
+            else:  # --diff (and --verify) show it; a plain fix never does
                 result.diff = "".join(
                     difflib.unified_diff(
                         outcome.original.splitlines(keepends=True),
@@ -364,10 +368,6 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
                         tofile=f"b/{display}",
                     )
                 )
-            new_bytes = outcome.text.encode(outcome.encoding)
-            if settings.write:
-                write_atomic(path, new_bytes)
-            else:
                 result.new_bytes = new_bytes
                 result.fixed_findings, result.on_disk = result.findings, outcome.on_disk
                 result.findings = outcome.left_on_disk
@@ -389,4 +389,24 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
     if result.error:
         result.findings, result.changed, result.fixes_applied, result.diff, result.new_bytes = [], False, 0, "", None
         result.fixed_findings = result.on_disk = None
+    elif write is not None:
+        new_bytes, on_disk, why = write
+        result.error = write_or_say_why(path, new_bytes, why)
+        if result.error:  # the file keeps the findings it has on disk
+            result.findings, result.changed, result.fixes_applied = on_disk, False, 0
     return result
+
+
+def write_or_say_why(path: Path, data: bytes, why: Optional[str] = None) -> Optional[str]:
+    """Write the fixed file; None when written, else the file's error: ``not written`` with why
+    (``why``, else ``writer.refusal`` at the time of writing), or ``could not write`` (an OSError:
+    an immutable file, a full disk; what is read is the file's trouble only before this)."""
+    try:
+        if why:
+            raise NotWritten(why)
+        write_fixed(path, data)
+    except NotWritten as exc:
+        return f"not written: {exc}"
+    except OSError as exc:
+        return f"could not write: {exc}"
+    return None

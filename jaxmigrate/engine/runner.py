@@ -54,7 +54,7 @@ def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optio
         read_ns = time.time_ns()
         data = file.path.read_bytes()
     except OSError as exc:
-        return FileResult(file.display, error=f"could not read: {exc}"), None
+        return FileResult(file.display, error=f"could not read: {_unreadable(file, exc)}"), None
     if _cache is not None:
         from jaxmigrate.engine.cache import Key, content_digest, stat_of
 
@@ -70,6 +70,13 @@ def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optio
     if not settings.fix:
         result.findings = _reported(result.findings)
     return result, None if result.error else store
+
+
+def _unreadable(file: SourceFile, exc: OSError) -> str:
+    """Why a file could not be read: the error, or for a dangling symbolic link, that."""
+    if isinstance(exc, FileNotFoundError) and file.path.is_symlink():
+        return f"a symbolic link to {os.readlink(file.path)}, which does not exist"
+    return str(exc)
 
 
 def _reported(findings: List[Finding]) -> List[Finding]:

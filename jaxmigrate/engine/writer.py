@@ -1,11 +1,13 @@
-"""Atomic file replacement: write a temporary file beside the target, then rename over it."""
+"""How `fix` writes a file: a temporary file beside the target renamed over it (atomic), in
+place when a rename would lose the file's identity (its other hard links, an owner this process
+cannot give the new file), and not at all for a symbolic link or a read-only file (docs/safety.md)."""
 
 from __future__ import annotations
 
 import os
 import stat
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Optional
 
 SUFFIX = ".jaxmigrate-tmp"  # temporary files are named .<file>.<pid>.<random>.jaxmigrate-tmp
 
@@ -14,14 +16,15 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` so that readers see the old or the new file, never half.
 
     The temporary file lives in the same folder (same file system, so ``os.replace`` is atomic)
-    and gets the original's permission bits (a new file keeps the temporary file's 0600); it is
-    removed if anything fails before the rename. ``durable=False`` skips the fsync (for caches).
+    and gets the original's owner, group and permission bits (a new file keeps the temporary
+    file's 0600); it is removed if anything fails before the rename. ``durable=False`` skips the
+    fsync (for caches).
     """
     path = Path(path)
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
+        st: Optional[os.stat_result] = os.stat(path)
     except FileNotFoundError:
-        mode = None
+        st = None
     import tempfile  # here: only a write needs it (it costs `check` 2.6 ms of start-up)
 
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=SUFFIX, dir=path.parent)
@@ -31,8 +34,9 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        if st is not None:
+            _keep_owner(tmp, st)
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))  # after chown, which may clear set-id bits
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -40,6 +44,81 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+class NotWritten(Exception):
+    """A file `fix` will not write; the message says why."""
+
+
+def refusal(path: Path) -> Optional[str]:
+    """Why `fix` does not write ``path``, or None. A symbolic link: writing through it would
+    change a file elsewhere (perhaps outside the tree), replacing it would turn the link into a
+    file. A file without its owner's write bit (0444): read-only on purpose, for root too."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        return (f"a symbolic link (to {os.readlink(path)}); fix does not write through links: "
+                "run it on the file the link points to")
+    if not st.st_mode & stat.S_IWUSR:
+        return "permission denied (the file is read-only)"
+    return None
+
+
+def write_fixed(path: Path, data: bytes) -> None:
+    """`fix`'s write of ``path``: refused (``NotWritten``) by ``refusal``; in place for a file a
+    rename would change (``_identity_kept`` fails); else atomic. OSError: the write failed."""
+    why = refusal(path)
+    if why:
+        raise NotWritten(why)
+    st = os.stat(path)
+    if _identity_kept(st):
+        write_atomic(path, data)
+    else:
+        _write_in_place(path, data)
+
+
+def _identity_kept(st: os.stat_result) -> bool:
+    """Whether a new file renamed over this one is the same file to its users: it has no other
+    hard link (a rename would split them), and this process may give it the same owner and group
+    (root may; another user may only keep their own file, in one of their groups)."""
+    if st.st_nlink > 1:
+        return False
+    if not hasattr(os, "geteuid"):  # Windows: no owners to keep
+        return True
+    euid = os.geteuid()
+    return euid == 0 or st.st_uid == euid and (st.st_gid == os.getegid() or st.st_gid in os.getgroups())
+
+
+def _keep_owner(tmp: str, st: os.stat_result) -> None:
+    """Give the temporary file the original's owner and group, where they differ (root fixing a
+    user's file; a file whose group is not the folder's)."""
+    if hasattr(os, "chown"):
+        tmp_st = os.stat(tmp)
+        if (tmp_st.st_uid, tmp_st.st_gid) != (st.st_uid, st.st_gid):
+            os.chown(tmp, st.st_uid, st.st_gid)
+
+
+def _write_in_place(path: Path, data: bytes) -> None:
+    """Overwrite the file's bytes, keeping its inode: hard links, owner, mode, ACLs all stay (as
+    ruff writes). Not atomic: if the write fails the old bytes are written back, and the error
+    raised; a SIGKILL in the write itself can leave the file part written."""
+    with open(path, "r+b") as handle:
+        old = handle.read()
+        try:
+            _overwrite(handle, data)
+        except BaseException:
+            try:
+                _overwrite(handle, old)
+            except OSError:
+                pass
+            raise
+
+
+def _overwrite(handle, data: bytes) -> None:
+    handle.seek(0)
+    handle.write(data)
+    handle.truncate()
+    handle.flush()
+    os.fsync(handle.fileno())
 
 
 def remove_stale_temporaries(folders: Iterable[Path]) -> int:

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List, Sequence
 
-from jaxmigrate.engine.writer import write_atomic
+from jaxmigrate.engine.pipeline import write_or_say_why
 from jaxmigrate.verify._layout import copy_project, locate
 from jaxmigrate.verify.runner import Verdict, verify_files
 
@@ -27,6 +27,13 @@ def _settle(result) -> None:
     elif result.on_disk is not None:
         result.findings = result.on_disk
     result.new_bytes = result.fixed_findings = result.on_disk = None
+
+
+def _write(result) -> None:
+    """Write a verified file; a refusal or a failed write is its error (it keeps its findings)."""
+    result.error = write_or_say_why(Path(result.path), result.new_bytes)
+    if result.error:
+        result.changed, result.fixes_applied = False, 0
 
 
 def _verify_one(result, options) -> Verdict:
@@ -70,7 +77,7 @@ def verify_and_write(results: Sequence, *, devices: int = 8, processes: int = 1,
     for result in changed:
         verdict = verdicts[id(result)]
         if verdict.status == "equivalent":
-            write_atomic(Path(result.path), result.new_bytes)
+            _write(result)
         else:
             result.error = f"not written: verification {verdict.status}: {verdict.reason}"
             result.changed, result.fixes_applied = False, 0
@@ -104,7 +111,7 @@ def verify_suite_and_write(results: Sequence, tests: str, *, devices: int = 8, p
                                     processes=processes, timeout=timeout)
     for result in changed:
         if verdict is not None and verdict.status == "equivalent":
-            write_atomic(Path(result.path), result.new_bytes)
+            _write(result)
         else:
             why = (f"verification {verdict.status}: {verdict.reason.splitlines()[0]}" if verdict is not None
                    else f"cannot verify through the tests: {'outside the project ' + base if outside else 'project too large to copy'}")
