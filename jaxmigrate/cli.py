@@ -18,12 +18,21 @@ def _split_codes(values: Tuple[str, ...]) -> List[str]:
     return [c.strip() for v in values for c in v.split(",") if c.strip()]
 
 
-def _parse_target(value: str) -> Optional[Tuple[int, ...]]:
+#: the oldest target: the first release with jax.Array, which every rule migrates towards
+OLDEST_TARGET = (0, 4, 1)
+
+
+def _parse_target(value: str, source: str = "") -> Optional[Tuple[int, ...]]:
     if value.lower() == "latest":
         return None
     if not re.fullmatch(r"\d+(\.\d+){0,2}", value):
         raise click.BadParameter(f"{value!r} is not a JAX version like 0.4.14, 'latest' or 'auto'", param_hint="--target-jax")
-    return tuple(int(p) for p in value.split("."))
+    version = tuple(int(p) for p in value.split("."))
+    if version + (0,) * (3 - len(version)) < OLDEST_TARGET:
+        where = f" ({source})" if source else ""
+        raise click.BadParameter(f"{value}{where} is older than 0.4.1, the oldest target: jaxmigrate migrates code to "
+                                 "jax.Array-era JAX (0.4.1 or newer); name a newer target", param_hint="--target-jax")
+    return version
 
 
 def common_options(func):
@@ -171,6 +180,7 @@ def _settings(files, configs, paths, select, ignore, target_jax, *, fix: bool, w
 
             version, source = auto(config.root, Path(paths[0]))
             target_text = version or "latest"
+            _parse_target(target_text, source)
             if not quiet:
                 where = f" for {config.root}" if len(wanted) > 1 and config.root else ""
                 click.echo(f"target JAX{where}: {target_text} ({source})", err=True)

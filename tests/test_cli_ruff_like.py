@@ -125,3 +125,15 @@ def test_a_parse_error_is_reported_at_its_line(tmp_path):
     record = json.loads(result.stdout)[0]
     assert (record["code"], record["line"], record["column"]) == ("JM000", 3, 7)
     assert result.exit_code == 2
+
+
+def test_a_target_older_than_jax_array_is_refused(tmp_path):
+    """Every rule migrates towards jax.Array (0.4.1): an older target would be told that names it
+    still has were removed."""
+    (tmp_path / "a.py").write_text(PJIT)
+    result = _invoke(tmp_path, "check", "--no-cache", "--target-jax", "0.3.25", "a.py")
+    assert result.exit_code == 2 and "older than 0.4.1, the oldest target" in result.output
+    (tmp_path / "requirements.txt").write_text("jax==0.3.25\n")
+    auto = _invoke(tmp_path, "check", "--no-cache", "--target-jax", "auto", "a.py")
+    assert auto.exit_code == 2 and "0.3.25 (" in auto.output and "requirements.txt" in auto.output
+    assert _invoke(tmp_path, "check", "--no-cache", "--target-jax", "0.4.1", "a.py").exit_code == 0  # nothing removed yet
