@@ -63,3 +63,88 @@ def test_a_dotted_name_below_a_submodule_imports_that_submodule():
     assert "import jax.extend.core\n" in out and "p = jax.extend.core.Primitive('x')" in out
     again = run(out).text  # with the submodule imported, nothing more is added
     assert again == out
+
+
+# where an added import goes (engine/import_layout.py) -------------------------------------------
+def _add(source: str, *refs: ImportRef) -> str:
+    return fix_imports(source, list(refs), ())
+
+
+def test_a_from_import_joins_the_same_modules_statement_in_order():
+    src = "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\nx = 1\n"
+    assert _add(src, ImportRef("jax.sharding", "Mesh"), ImportRef("jax.sharding", "SingleDeviceSharding")) == (
+        "import jax\nfrom jax.sharding import Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding\n\nx = 1\n")
+    commented = src.replace("as P\n", "as P  # specs\n")  # the comment speaks of its line's names
+    assert _add(commented, ImportRef("jax.sharding", "Mesh")) == commented.replace("\n\nx", "\nfrom jax.sharding import Mesh\n\nx")
+
+
+def test_a_from_import_joins_a_parenthesized_statement_on_a_line_of_its_own():
+    src = "from jax.sharding import (\n    Mesh,  # m\n    PartitionSpec  # p\n)\nx = 1\n"
+    assert _add(src, ImportRef("jax.sharding", "NamedSharding"), ImportRef("jax.sharding", "Zed")) == (
+        "from jax.sharding import (\n    Mesh,  # m\n    NamedSharding,\n    PartitionSpec,  # p\n    Zed,\n)\nx = 1\n")
+    wrapped = "from jax.sharding import (Mesh,\n                          PartitionSpec)\nx = 1\n"
+    assert _add(wrapped, ImportRef("jax.sharding", "Zed")) == (
+        "from jax.sharding import (Mesh,\n                          PartitionSpec, Zed)\nx = 1\n")
+
+
+def test_a_from_import_does_not_join_a_star_import_or_one_outside_the_leading_block():
+    src = "import jax\nfrom jax.sharding import *\n\nx = 1\ntry:\n    from jax.lax import psum\nexcept ImportError:\n    pass\n"
+    out = _add(src, ImportRef("jax.sharding", "Mesh"), ImportRef("jax.lax", "pmean"))
+    assert out == ("import jax\nfrom jax.lax import pmean\nfrom jax.sharding import *\nfrom jax.sharding import Mesh\n\n"
+                   "x = 1\ntry:\n    from jax.lax import psum\nexcept ImportError:\n    pass\n")
+
+
+def test_import_jax_goes_next_to_the_other_jax_imports():
+    src = "import os\nimport numpy as np\nimport jax.numpy as jnp\nfrom mypkg import util\n\nx = 1\n"
+    assert _add(src, ImportRef("jax"), ImportRef("jax.experimental", "multihost_utils")) == (
+        "import os\nimport numpy as np\nimport jax\nimport jax.numpy as jnp\n"
+        "from jax.experimental import multihost_utils\nfrom mypkg import util\n\nx = 1\n")
+
+
+def test_a_new_import_goes_with_the_third_party_group_in_order():
+    src = '"""Doc."""\nimport os\n\n# arrays\nimport numpy as np\nfrom mypkg import util\n\nfrom . import local\n\nx = 1\n'
+    assert _add(src, ImportRef("jax")) == (
+        '"""Doc."""\nimport os\n\nimport jax\n# arrays\nimport numpy as np\nfrom mypkg import util\n\n'
+        "from . import local\n\nx = 1\n")
+
+
+def test_a_new_import_without_a_group_of_its_section_starts_one():
+    src = "from __future__ import annotations\n\nimport os\n\nfrom . import local\n\nx = 1\n"
+    assert _add(src, ImportRef("jax")) == (
+        "from __future__ import annotations\n\nimport os\n\nimport jax\n\nfrom . import local\n\nx = 1\n")
+    assert _add("from . import local\n\nx = 1\n", ImportRef("jax")) == "import jax\n\nfrom . import local\n\nx = 1\n"
+
+
+def test_the_from_imports_fixes_write_join_the_same_modules_import():
+    """The README's example: two `from jax.experimental...` imports each rewritten to
+    `from jax.sharding import ...` become one statement; the file's own split imports stay."""
+    from jaxmigrate.engine.import_layout import join_written_imports
+
+    original = ("import jax\nfrom jax.experimental import PartitionSpec as PS\nfrom jax.experimental.maps import Mesh\n"
+                "from jax.lax import psum\nfrom jax.lax import pmean\n\nx = 1\n")
+    fixed = ("import jax\nfrom jax.sharding import PartitionSpec as PS\nfrom jax.sharding import Mesh\n"
+             "from jax.lax import psum\nfrom jax.lax import pmean\n\nx = 1\n")
+    assert join_written_imports(original, fixed) == (
+        "import jax\nfrom jax.sharding import Mesh, PartitionSpec as PS\n"
+        "from jax.lax import psum\nfrom jax.lax import pmean\n\nx = 1\n")
+    commented = fixed.replace("as PS\n", "as PS  # specs\n")
+    assert join_written_imports(original, commented) == commented  # the comment is its line's
+
+
+def test_fixing_the_readme_example_writes_one_import_per_module():
+    from pathlib import Path
+
+    from tests.conftest import run
+
+    fixed = run((Path(__file__).resolve().parent.parent / "examples" / "legacy_train.py").read_text(), unsafe=True).text
+    froms = [line.split(" import ")[0] for line in fixed.splitlines() if line.startswith("from ")]
+    assert "from jax.sharding import Mesh, PartitionSpec as PS" in fixed.splitlines()
+    assert len(froms) == len(set(froms))
+
+
+def test_imports_added_to_a_module_without_any_stand_apart_from_its_code():
+    assert _add("def f():\n    return 1\n", ImportRef("jax")) == "import jax\n\n\ndef f():\n    return 1\n"
+    assert _add('"""Doc."""\nx = 1\n', ImportRef("jax")) == '"""Doc."""\nimport jax\n\nx = 1\n'
+    assert _add('"""Doc."""\n\nx = 1\n', ImportRef("jax")) == '"""Doc."""\nimport jax\n\nx = 1\n'
+    shebang = "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nx = 1\n"
+    assert _add(shebang, ImportRef("jax")) == "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nimport jax\n\nx = 1\n"

@@ -14,7 +14,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 from jaxmigrate.engine.imports import drops_before_edits, fix_imports
 from jaxmigrate.engine.validate import check_compiles
 from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.base import Fix, StatementEdit
+from jaxmigrate.rules.base import Edit, Fix, StatementEdit
 
 
 class FixError(Exception):
@@ -101,6 +101,7 @@ def _apply_text_edits(source: str, edits: Iterable) -> str:
         if not 0 <= edit.start <= edit.end <= len(source):
             raise FixError(f"internal error: an edit's span [{edit.start}, {edit.end}) is not within the text "
                            f"(0 to {len(source)} characters)")
+    ordered = _join_deletions(source, ordered)
     if any(a.end > b.start for a, b in zip(ordered, ordered[1:])):  # edits of one fix that overlap
         out = source
         for edit in reversed(ordered):
@@ -112,6 +113,38 @@ def _apply_text_edits(source: str, edits: Iterable) -> str:
         position = edit.end
     pieces.append(source[position:])
     return "".join(pieces)
+
+
+def _join_deletions(source: str, ordered: List[Edit]) -> List[Edit]:
+    """Deletions that overlap or touch, as one. Where whole-line deletions join, the blank lines
+    left around them are trimmed to the longer of the two runs they border, or to none at the
+    end of the text, as ``delete_statement`` does for one statement."""
+    out: List[Edit] = []
+    joined = set()
+    for edit in ordered:
+        if out and not edit.text and not out[-1].text and edit.start <= out[-1].end:
+            out[-1] = Edit(out[-1].start, max(out[-1].end, edit.end), "")
+            joined.add(len(out) - 1)
+        else:
+            out.append(edit)
+    for i in joined:
+        start, end = out[i].start, out[i].end
+        if (start == 0 or source[start - 1] in "\r\n") and (end == len(source) or source[end - 1] in "\r\n"):
+            above, below = _blank_tail(source[:start].splitlines(True)), _blank_tail(source[end:].splitlines(True)[::-1])
+            if end + sum(map(len, below)) == len(source):
+                out[i] = Edit(start - sum(map(len, above)), len(source), "")
+            else:
+                drop = min(len(above), len(below))
+                out[i] = Edit(start - sum(map(len, above[len(above) - drop:])), end, "")
+    return out
+
+
+def _blank_tail(lines: List[str]) -> List[str]:
+    """The blank lines at the end of ``lines``."""
+    n = len(lines)
+    while n and not lines[n - 1].strip():
+        n -= 1
+    return lines[n:]
 
 
 def _apply_statement_edits(source: str, edits: Sequence[StatementEdit]) -> str:

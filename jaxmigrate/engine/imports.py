@@ -3,8 +3,8 @@
 LibCST's AddImportsVisitor/RemoveImportsVisitor walk the whole tree with scope analysis: measured
 here, 12 s on one 3,500-line test module. Imports are a small, regular part of a module, so this
 works on them alone: an import statement that loses an alias is re-rendered by LibCST from its
-own text (comments kept), and a new import goes on its own line after the module's last
-top-level import.
+own text (comments kept), and a new import joins the leading import block where isort would
+put it (engine/import_layout.py).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import itertools
 import re
 from typing import List, Optional, Sequence
 
+from jaxmigrate.engine.import_layout import line_after, import_edits, is_docstring, leading_imports, splice
 from jaxmigrate.rules.base import Edit, ImportRef
 from jaxmigrate.rules.context import FileContext
 from jaxmigrate.rules.statements import delete_statement, newline, render_without_names, statement_prefix
@@ -143,23 +144,27 @@ def _loads_submodule(ctx: FileContext, module: str) -> bool:
 
 def _add(source: str, adds: List[ImportRef]) -> str:
     ctx = FileContext.of(source)
-    lines = []
+    refs = []
     for ref in adds:
         qual = f"{ref.module}.{ref.name}" if ref.name else ref.module
         if _local(ref) in set(ctx.resolver.module_names_for(qual if ref.name or ref.asname else ref.module.split(".")[0])):
             if ref.name or ref.asname or "." not in ref.module or _loads_submodule(ctx, ref.module):
                 continue  # `import jax` binds `jax`, but only `import jax.extend.core` loads that submodule
-        if ref.name:
-            lines.append(f"from {ref.module} import {ref.name}" + (f" as {ref.asname}" if ref.asname else ""))
-        else:
-            lines.append(f"import {ref.module}" + (f" as {ref.asname}" if ref.asname else ""))
-    if not lines:
+        refs.append(ref)
+    if not refs:
         return source
+    edits = import_edits(ctx, refs)
+    if edits is not None:
+        return splice(source, edits)
     nl = newline(ctx)
-    anchor = _last_top_import(ctx)
+    lines = [f"from {r.module} import {r.name}" + (f" as {r.asname}" if r.asname else "") if r.name
+             else f"import {r.module}" + (f" as {r.asname}" if r.asname else "") for r in refs]
+    block = leading_imports(ctx)
+    anchor = block[-1] if block else None
     if anchor is None:
-        at = _after_docstring_and_future(ctx)
-        return source[:at] + "".join(line + nl for line in lines) + source[at:]
+        first = ctx.tree.body[0] if ctx.tree.body else None
+        at = line_after(ctx, first) if first is not None and is_docstring(first) else _after_magic_comments(ctx)
+        return source[:at] + "".join(line + nl for line in lines) + _gap(ctx, at) + source[at:]
     end_line = anchor.end_lineno or anchor.lineno
     at = ctx.line_start(end_line) + len(ctx.line_text(end_line))
     text = ctx.line_text(end_line)
@@ -168,29 +173,19 @@ def _add(source: str, adds: List[ImportRef]) -> str:
     return source[:at] + prefix + "".join(indent + line + nl for line in lines) + source[at:]
 
 
-def _last_top_import(ctx: FileContext) -> Optional[ast.stmt]:
-    """The last import of the module's leading import block (module level, before other code)."""
-    last = None
-    for stmt in ctx.tree.body:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            last = stmt
-        elif _is_docstring(stmt) and last is None:
-            continue
-        elif last is not None:
-            break
-    return last
+def _gap(ctx: FileContext, at: int) -> str:
+    """The blank lines new imports at ``at`` need before the code that follows them there: two
+    before a def or class (E302), one before other code, none where a blank line follows."""
+    line, _ = ctx.line_col(at)
+    if at >= len(ctx.source) or not ctx.line_text(line).strip():
+        return ""
+    nxt = next((s for s in ctx.tree.body if ctx.span(s)[0] >= at), None)
+    return newline(ctx) * (2 if isinstance(nxt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else 1)
 
 
-def _after_docstring_and_future(ctx: FileContext) -> int:
-    at = 0
-    for stmt in ctx.tree.body:
-        if _is_docstring(stmt) or (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"):
-            end_line = stmt.end_lineno or stmt.lineno
-            at = ctx.line_start(end_line) + len(ctx.line_text(end_line))
-        else:
-            break
-    return at
-
-
-def _is_docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+def _after_magic_comments(ctx: FileContext) -> int:
+    """The start of the first line after a ``#!`` line and an encoding declaration, which stay first."""
+    line = 1
+    while line <= 2 and re.match(r"#!|#.*coding[:=]", ctx.line_text(line)):
+        line += 1
+    return ctx.line_start(line) if ctx.line_text(line) else len(ctx.source)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import List, Optional, Sequence, Set, Tuple, Type
 
 from jaxmigrate.engine.apply import FixError, apply_round
+from jaxmigrate.engine.import_layout import join_written_imports
 from jaxmigrate.engine.source import decode
 from jaxmigrate.engine.suppression import skips_file, unsuppressed
 from jaxmigrate.engine.writer import NotWritten, refusal, write_fixed
@@ -237,9 +238,11 @@ def located_on_disk(left: List[Finding], first: List[Finding], original: str, fi
     return out
 
 
-def _run_rules(text: str, display: str, rules, settings: Settings):
+def _run_rules(text: str, display: str, rules, settings: Settings, join_imports: bool = True):
     """Findings left, the text, how many fixes were applied (rounds until none applies), and the
-    findings of the text as given."""
+    findings of the text as given. With ``join_imports``, the ``from`` imports the fixes wrote
+    then join the same module's import (``join_written_imports``)."""
+    original = text
     applied_total = 0
     findings = first = analyse(text, display, rules, settings.target)
     fired: Set[str] = set()
@@ -264,6 +267,11 @@ def _run_rules(text: str, display: str, rules, settings: Settings):
             wanted = set(map(id, active_rules(text.encode("utf-8", "surrogatepass"), rules)))
             rules = [r for r in rules if id(r) in wanted or r.code in fired]
             findings = analyse(text, display, rules, settings.target) if rules else []
+    if applied_total and join_imports:
+        joined = join_written_imports(original, text)
+        if joined != text:
+            text = joined
+            findings = analyse(text, display, rules, settings.target) if findings else []
     return findings, text, applied_total, first
 
 
@@ -282,7 +290,7 @@ def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: 
         nb, module = notebook.load(raw)
     except (ValueError, KeyError, TypeError) as exc:
         raise SyntaxError(f"not a readable notebook: {exc}") from exc
-    findings, text, applied, first = _run_rules(module, display, rules, settings)
+    findings, text, applied, first = _run_rules(module, display, rules, settings, join_imports=False)
 
     def located(found: List[Finding]) -> List[Finding]:
         out = []

@@ -149,6 +149,9 @@ class FileContext:
         return self._line_starts[lineno - 1]
 
     def line_text(self, lineno: int) -> str:
+        """The text of a line with its line ending; "" for a line number past either end."""
+        if not 1 <= lineno <= len(self._line_starts):
+            return ""
         start = self._line_starts[lineno - 1]
         end = self._line_starts[lineno] if lineno < len(self._line_starts) else len(self.source)
         return self.source[start:end]

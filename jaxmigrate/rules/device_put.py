@@ -59,8 +59,8 @@ class DevicePutPmap(Rule):
             """),
             snippet("""
                 import jax
-                import numpy as np
                 import jax.numpy as jnp
+                import numpy as np
 
                 devices = jax.local_devices()
                 batch = jax.device_put(jax.tree.map(lambda *s: jnp.stack(s), *[np.ones(3) * i for i in range(len(devices))]), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(devices), ("x",)), jax.sharding.PartitionSpec("x")))

@@ -82,8 +82,7 @@ class GdaConstruction(Rule):
             """),
             snippet("""
                 from jax import make_array_from_single_device_arrays
-                from jax.sharding import NamedSharding
-                from jax.sharding import PartitionSpec
+                from jax.sharding import NamedSharding, PartitionSpec
 
                 def assemble(shape, mesh, buffers):
                     return make_array_from_single_device_arrays(shape, NamedSharding(mesh, PartitionSpec("data", None)), buffers)

@@ -67,9 +67,9 @@ class HostLocalInputs(Rule):
             """),
             snippet("""
                 import jax
+                from jax.experimental import multihost_utils
                 from jax.experimental.pjit import pjit
                 from jax.sharding import PartitionSpec as P
-                from jax.experimental import multihost_utils
 
                 def train(step, mesh, params, batch):
                     p_step = pjit(step, in_shardings=(None, P("data")), out_shardings=None)

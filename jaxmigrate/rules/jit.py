@@ -52,8 +52,8 @@ class PjitToJit(Rule):
                 step = pjit(lambda x: x * 2, P("x"), None, donate_argnums=0)
             """),
             snippet("""
-                from jax.sharding import PartitionSpec as P
                 import jax
+                from jax.sharding import PartitionSpec as P
 
                 step = jax.jit(lambda x: x * 2, in_shardings=P("x"), out_shardings=P(), donate_argnums=0)
             """),

@@ -116,8 +116,7 @@ class MovedName(Rule):
                 from jax.experimental.maps import Mesh
             """),
             snippet("""
-                from jax.sharding import PartitionSpec as PS
-                from jax.sharding import Mesh
+                from jax.sharding import Mesh, PartitionSpec as PS
             """),
             title="imports keep their aliases",
         ),

@@ -37,7 +37,9 @@ def trailing_text(ctx: FileContext, node: ast.stmt) -> str:
 def delete_statement(ctx: FileContext, node: ast.stmt) -> Edit:
     """Delete a statement: its whole lines (a comment after it on the last line goes too, e.g.
     ``# noqa``) when it stands alone on them and is not the only statement of its block;
-    otherwise replace it by ``pass``."""
+    otherwise replace it by ``pass``. The blank lines above and below it become one run as long
+    as the longer of the two (none at the end of the file or the start of a block), so the
+    deletion adds no E303 (too many blank lines) and keeps the two lines before a ``def``."""
     start, end = ctx.span(node)
     end_line = node.end_lineno or node.lineno
     parent = ctx.parent(node)
@@ -45,8 +47,26 @@ def delete_statement(ctx: FileContext, node: ast.stmt) -> Edit:
     rest = trailing_text(ctx, node)
     alone = statement_prefix(ctx, node).strip() == "" and (rest == "" or rest.startswith("#"))
     if alone and (len(block) > 1 or isinstance(parent, ast.Module)):
-        return Edit(ctx.line_start(node.lineno), ctx.line_start(end_line) + len(ctx.line_text(end_line)), "")
+        # the blank lines to delete with it: above it and below it, then keep the longer run
+        above = _blank_run(ctx, node.lineno - 1, -1)
+        below = _blank_run(ctx, end_line + 1, 1)
+        if ctx.line_text(end_line + below + 1) == "":  # the end of the file: no blank line is left
+            pass
+        elif (not isinstance(parent, ast.Module) and node is block[0]) or above > below:
+            above = 0
+        else:
+            below = 0
+        last = end_line + below
+        return Edit(ctx.line_start(node.lineno - above), ctx.line_start(last) + len(ctx.line_text(last)), "")
     return Edit(start, end, "pass")
+
+
+def _blank_run(ctx: FileContext, line: int, step: int) -> int:
+    """How many blank lines there are from ``line`` on, going by ``step`` (-1 up, 1 down)."""
+    count = 0
+    while ctx.line_text(line).strip() == "" and ctx.line_text(line) != "":
+        count, line = count + 1, line + step
+    return count
 
 
 _PLAIN_IMPORT = re.compile(r"(from [\w.]+ import |import )([\w.]+(?: as \w+)?(?:, [\w.]+(?: as \w+)?)*)")
