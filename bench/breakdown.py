@@ -27,8 +27,8 @@ def main() -> None:
 
     from jaxmigrate.engine.pipeline import active_rules
     from jaxmigrate.rules import ALL_RULES
-    from jaxmigrate.rules.context import FileContext
-    from jaxmigrate.rules.scopes import walk
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.analysis.scopes import walk
 
     gc.disable()
     files = sorted(p for root in args.paths for p in ([root] if root.is_file() else root.rglob("*.py")))

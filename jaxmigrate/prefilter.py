@@ -1,4 +1,5 @@
-"""Byte prefilters that need more than a rule's trigger words: the API history's.
+"""Byte prefilters: ``Presence`` (which trigger words a file's bytes hold, each searched once) and
+the API history's, which needs more than trigger words.
 
 Every part of a name the history judges is a word of any file that refers to it: the import
 statement spells the module path and the attribute chain the rest (``import jax.numpy as jnp``
@@ -11,12 +12,52 @@ reached through an alias of ``jax``: their only other word, ``jax``, is in every
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Dict, FrozenSet, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, Mapping, Tuple
 
 from jaxmigrate.catalog.api_history import DATA
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jaxmigrate.rules.names import ModuleAttributeSearch
+    from jaxmigrate.analysis.names import ModuleAttributeSearch
+
+
+class Presence(dict):
+    """Which byte strings occur in one file: each is searched for once, however many rules ask
+    (``word in presence``), and a string containing one known to be absent is absent unsearched
+    (``anchors``: a word -> a shorter word it contains, see ``anchors_of``). ``data`` is the file's
+    bytes, for the rules whose prefilter also needs a regex.
+
+    A dict of the answers so far: a known word is looked up without running Python code."""
+
+    __slots__ = ("data", "anchors")
+
+    def __init__(self, data: bytes, anchors: Mapping[bytes, bytes]) -> None:
+        super().__init__()
+        self.data = data
+        self.anchors = anchors
+
+    def __missing__(self, word: bytes) -> bool:
+        anchor = self.anchors.get(word)
+        self[word] = known = (anchor is None or self[anchor]) and word in self.data
+        return known
+
+    __contains__ = dict.__getitem__  # whether the word occurs: its answer, searched for if need be
+
+
+def anchors_of(words: Iterable[bytes]) -> Dict[bytes, bytes]:
+    """For each of ``words``, the shortest other one it contains (``gda`` for
+    ``gda_serialization``): searched first, it rules the longer one out when absent."""
+    words = sorted(set(words), key=len)
+    anchors = {}
+    for word in words:
+        anchor = next((w for w in words if len(w) < len(word) and w in word), None)
+        if anchor is not None:
+            anchors[word] = anchor
+    return anchors
+
+
+def raw(data) -> bytes:
+    """The bytes behind ``Rule.wants``'s argument (bytes or a ``Presence``)."""
+    return data.data if isinstance(data, Presence) else data
 
 #: bytes that are not part of a word become spaces: ``data.translate(_WORDS).split()`` is the words
 _WORDS = bytes(c if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 95 or c >= 128) else 32 for c in range(256))
@@ -28,7 +69,7 @@ Paths = Tuple[FrozenSet[bytes], ...]
 def _names() -> Tuple[Dict[bytes, Paths], FrozenSet[bytes], FrozenSet[bytes], "ModuleAttributeSearch"]:
     """last part -> the module paths (as sets of words, `jax` left out) it was judged under, the
     last parts as a set; the names right under `jax`, and the search for them."""
-    from jaxmigrate.rules.names import ModuleAttributeSearch  # imported late: rules/ imports this module
+    from jaxmigrate.analysis.names import ModuleAttributeSearch  # imported late: only a JAX file needs it
 
     paths: Dict[bytes, Paths] = {}
     top = []

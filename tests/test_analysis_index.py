@@ -18,10 +18,10 @@ import pytest
 
 from jaxmigrate.engine import apply, pipeline
 from jaxmigrate.engine.pipeline import Settings, transform
-from jaxmigrate.rules import ALL_RULES, BY_CODE
-from jaxmigrate.rules.base import Presence
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.scopes import walk
+from jaxmigrate.rules import ALL_RULES, ANCHORS, BY_CODE
+from jaxmigrate.prefilter import Presence
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.scopes import walk
 from tests.conftest import run
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -99,7 +99,7 @@ def test_qualified_names_agree_with_the_resolver(text):
 @pytest.mark.parametrize("text", TEXTS)
 def test_presence_wants_what_the_bytes_want(text):
     data = text.encode()
-    present = Presence(data)
+    present = Presence(data, ANCHORS)
     assert [r.code for r in ALL_RULES if r.wants(present)] == [r.code for r in ALL_RULES if r.wants(data)]
 
 
@@ -115,7 +115,7 @@ def test_drops_wait_for_the_edited_text_when_the_import_is_in_a_block():
     ctx = FileContext("def f():\n    from jax.experimental import maps\n    return maps.Mesh\n")
     (name,) = [n for n in ctx.nodes(ast.Attribute)]
     edit = ctx.replace(name, "jax.sharding.Mesh")
-    from jaxmigrate.rules.base import ImportRef
+    from jaxmigrate.core.findings import ImportRef
 
     assert apply.drops_before_edits(ctx, [edit], [ImportRef("jax.experimental", "maps")]) is None
     top = FileContext("from jax.experimental import maps\nx = maps.Mesh\ny = maps\n")
@@ -148,7 +148,7 @@ def test_later_rounds_skip_rules_the_fixed_text_does_not_want(monkeypatch):
 def test_plain_imports_are_rebuilt_as_libcst_renders_them(statement, monkeypatch):
     import re
 
-    from jaxmigrate.rules import statements
+    from jaxmigrate.analysis import statements
 
     names = statement.split(" import ", 1)[1] if statement.startswith("from ") else statement[len("import "):]
     items = [tuple((item.split(" as ") + [None])[:2]) for item in names.split(", ")]

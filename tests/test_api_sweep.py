@@ -16,7 +16,7 @@ pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigra
 from jaxmigrate.rules import (  # noqa: E402
     device_put, gda, gda_construction, jit_plan, live_buffers, mesh_context, positional_sharding, shard_map, sharding_constraint,
 )
-from jaxmigrate.rules.moves import MOVES, applies  # noqa: E402
+from jaxmigrate.catalog.moves import MOVES, applies  # noqa: E402
 
 EMITTED = sorted({
     *(m.new for m in MOVES if applies(m, None)),

@@ -94,7 +94,7 @@ def test_only_the_statement_is_parsed(monkeypatch):
 
 
 def test_a_text_parsed_recently_is_not_parsed_again():
-    from jaxmigrate.rules.context import FileContext
+    from jaxmigrate.analysis.context import FileContext
 
     text = "import jax\nx = jax.tree_map(f, y)\n"
     first = FileContext.of(text, "a.py", None)
@@ -129,7 +129,7 @@ _SOURCE = "abcdefghijklmnopqrstuvwxyz" * 2
 
 @st.composite
 def _fixes(draw):
-    from jaxmigrate.rules.base import Edit, Fix
+    from jaxmigrate.core.findings import Edit, Fix
 
     fixes, used = [], set()
     for k in range(draw(st.integers(0, 12))):
@@ -192,7 +192,7 @@ def _raises(node):
 def test_a_statement_edit_that_fails_is_a_file_error(tmp_path, monkeypatch, pinned_target, transform, message):
     """LibCST statement edits run rule code (the transform) at fix time: its failure is that
     file's JM000, like a rule's in `check`."""
-    from jaxmigrate.rules import folding
+    from jaxmigrate.analysis import folding
 
     monkeypatch.setattr(folding, "keep_body", transform)
     result = _fix_tree(tmp_path, "fold.py", FOLD)
@@ -227,7 +227,7 @@ _OUTSIDE = {"insert-past-end": (len(PJIT) + 5, len(PJIT) + 5), "replace-past-end
 def test_an_edit_outside_the_text_is_a_file_error(tmp_path, monkeypatch, pinned_target, where):
     """An edit whose span does not lie in the text is a rule bug: never applied (an insertion past
     the end used to be appended), the file's JM000."""
-    from jaxmigrate.rules.base import Edit, Fix
+    from jaxmigrate.core.findings import Edit, Fix
     from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
 
     start, end = _OUTSIDE[where]
@@ -254,7 +254,7 @@ def test_a_fix_that_breaks_the_code_before_the_import_editing_is_not_blamed_on_t
     would blame it (a fold that emptied a block, with a moved import dropped in the same round)."""
     import libcst as cst
 
-    from jaxmigrate.rules import folding
+    from jaxmigrate.analysis import folding
 
     monkeypatch.setattr(folding, "keep_body", lambda node: cst.RemovalSentinel.REMOVE)
     text = "from jax.config import config\n\n\ndef f():\n    if config.jax_array:\n        x = 1\n"

@@ -208,7 +208,7 @@ def test_module_entry_point_and_no_jax_import(tmp_path):
 
 def test_a_fix_that_breaks_the_code_is_never_written(tmp_path, monkeypatch):
     """The engine compiles every fixed module before writing it; a rule bug becomes a file error."""
-    from jaxmigrate.rules.base import Edit, Fix
+    from jaxmigrate.core.findings import Edit, Fix
     from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
 
     def bad(self, ctx):

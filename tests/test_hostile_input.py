@@ -173,7 +173,7 @@ def test_long_sums(tmp_path, terms):
     """Python's own compiler stops near 2,980 terms at its default recursion limit. With the raised
     limit jaxmigrate goes on: 3,000 terms are fixed on 3.10, 3.11 and 3.13 (on 3.12 ``ast`` keeps
     its own C limit), and since the analysis binds names in one iterative walk
-    (``rules/scopes.py``) 30,000 on 3.10 and 3.11 (up to ~59,400, docs/safety.md). Elsewhere the
+    (``analysis/scopes.py``) 30,000 on 3.10 and 3.11 (up to ~59,400, docs/safety.md). Elsewhere the
     file is a JM000 error, and the run goes on."""
     body = _sum(terms)
     target = _tree(tmp_path, "long.py", (LEGACY + body).encode())

@@ -1,11 +1,11 @@
 """Dropping names from import statements and moving them to new ones keeps the comments on the
-names' lines with the names (engine/imports.py, rules/statements.py)."""
+names' lines with the names (engine/imports.py, analysis/statements.py)."""
 
 from __future__ import annotations
 
 from jaxmigrate.engine.imports import fix_imports
-from jaxmigrate.rules.base import ImportRef
-from jaxmigrate.rules.statements import alias_comments, render_import_from
+from jaxmigrate.core.findings import ImportRef
+from jaxmigrate.analysis.statements import alias_comments, render_import_from
 
 MULTI = '''\
 from jax.experimental.pjit import (

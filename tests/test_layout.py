@@ -11,8 +11,8 @@ from pathlib import Path
 import pycodestyle
 import pytest
 
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.statements import delete_statement
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.statements import delete_statement
 from tests.conftest import run
 from tests.test_fixtures import CASES, _id, _options
 

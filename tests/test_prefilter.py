@@ -13,7 +13,7 @@ import pytest
 
 from jaxmigrate.engine.pipeline import active_rules, analyse
 from jaxmigrate.rules import ALL_RULES, BY_CODE
-from jaxmigrate.rules.names import name_triggers
+from jaxmigrate.analysis.names import name_triggers
 from tests.conftest import run
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

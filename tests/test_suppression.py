@@ -34,7 +34,7 @@ def test_a_noqa_for_other_tools_costs_no_tokenizing(monkeypatch):
     """`# noqa: F401` on a line jaxmigrate reports silences nothing of ours: the module is not
     tokenized to find out whether it is a comment (on JAX's own tests that was a tenth of check)."""
     from jaxmigrate.engine import suppression
-    from jaxmigrate.rules.base import Finding
+    from jaxmigrate.core.findings import Finding
 
     def fail(*args):
         raise AssertionError("tokenized")

@@ -16,7 +16,7 @@ from typing import Optional, Set
 import pytest
 
 from jaxmigrate.rules import ALL_RULES
-from jaxmigrate.rules.context import FileContext
+from jaxmigrate.analysis.context import FileContext
 from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"

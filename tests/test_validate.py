@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from jaxmigrate.engine.validate import check_compiles
-from jaxmigrate.rules.context import FileContext
+from jaxmigrate.analysis.context import FileContext
 
 BEFORE = textwrap.dedent('''\
     """Module docstring."""

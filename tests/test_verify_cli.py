@@ -97,7 +97,7 @@ def test_fix_verify_writes_an_equivalent_fix(tmp_path):
 @needs_jax
 def test_fix_verify_refuses_a_divergent_fix(tmp_path, monkeypatch):
     """A (deliberately broken) rule turns P("x") into P("y"): the file must stay as it was."""
-    from jaxmigrate.rules.base import Fix
+    from jaxmigrate.core.findings import Fix
     from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
 
     original = PjitAxisResources._keyword_finding

@@ -13,8 +13,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 from jaxmigrate.engine.imports import drops_before_edits, fix_imports
 from jaxmigrate.engine.validate import check_compiles
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.base import Edit, Fix, StatementEdit
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.core.findings import Edit, Fix, StatementEdit
 
 
 class FixError(Exception):
@@ -155,7 +155,7 @@ def _apply_statement_edits(source: str, edits: Sequence[StatementEdit]) -> str:
     An indented statement is parsed inside an ``if 1:`` block with its own indentation, so the
     re-indented lines come out exactly as in the module. LibCST is imported here only: it costs
     0.17 s, which a check or a fix without statement edits never pays."""
-    from jaxmigrate.rules.context import FileContext
+    from jaxmigrate.analysis.context import FileContext
 
     ctx = FileContext.of(source)
     by_position = {(e.line, e.column): e for e in edits}

@@ -25,7 +25,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from jaxmigrate import __version__
 from jaxmigrate.engine.writer import write_atomic
-from jaxmigrate.rules.base import Finding, Fix
+from jaxmigrate.core.findings import Finding, Fix
 
 FOLDER = ".jaxmigrate_cache"
 _MAGIC = b"JMC2"

@@ -21,8 +21,9 @@ from jaxmigrate.engine.import_layout import join_written_imports
 from jaxmigrate.engine.source import decode
 from jaxmigrate.engine.suppression import skips_file, unsuppressed
 from jaxmigrate.engine.writer import NotWritten, refusal, write_fixed
-from jaxmigrate.rules.base import Finding, Rule
-from jaxmigrate.rules.context import FileContext
+from jaxmigrate.core.findings import Finding
+from jaxmigrate.rules.base import Rule
+from jaxmigrate.analysis.context import FileContext
 
 MAX_ROUNDS = 10
 # A file too deep for the default recursion limit (the rules' ast walks, LibCST, ``compile``) is
@@ -102,9 +103,10 @@ class RuleError(Exception):
 
 def active_rules(data: bytes, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
     """The byte prefilter: the rules that may report something in a file with these bytes."""
-    from jaxmigrate.rules.base import Presence
+    from jaxmigrate.prefilter import Presence
+    from jaxmigrate.rules import ANCHORS
 
-    present = Presence(data)
+    present = Presence(data, ANCHORS)
     chosen = [r for r in rules if not r.rides_along and r.wants(present)]
     if chosen:  # parsed anyway: the rules that ride along come too
         return [r for r in rules if r.rides_along or r in chosen]

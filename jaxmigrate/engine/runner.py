@@ -22,8 +22,8 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 from jaxmigrate.engine.discovery import SourceFile
 from jaxmigrate.engine.pipeline import FileResult, Settings, active_rules, prefilter_input, process
 from jaxmigrate.engine.suppression import skips_file
-from jaxmigrate.rules.base import Finding, Fix
-from jaxmigrate.rules.context import FileContext
+from jaxmigrate.core.findings import Finding, Fix
+from jaxmigrate.analysis.context import FileContext
 
 # Below this many files a process pool costs more than it saves.
 MIN_PARALLEL = 8

@@ -17,7 +17,7 @@ import __future__
 import ast
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from jaxmigrate.rules.context import FileContext
+from jaxmigrate.analysis.context import FileContext
 
 
 def check_compiles(old: FileContext, after: str) -> None:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from jaxmigrate.catalog.api_history import Status, status
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.names import CANONICAL
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.names import CANONICAL
 
 #: the paths the resolver maps other spellings to (``jax.lib.xla_bridge`` -> ``jax._src.lib...``):
 #: a name resolved under one of them is judged as spelled

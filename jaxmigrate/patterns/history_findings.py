@@ -9,8 +9,10 @@ from jaxmigrate.catalog.renames import CALLS, DROP_INS
 from jaxmigrate.patterns.api_references import Reference, references
 from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix
 from jaxmigrate.prefilter import history_wants
-from jaxmigrate.rules.base import Finding, Fix, Presence, Rule
-from jaxmigrate.rules.context import FileContext
+from jaxmigrate.core.findings import Finding, Fix
+from jaxmigrate.prefilter import Presence
+from jaxmigrate.rules.base import Rule
+from jaxmigrate.analysis.context import FileContext
 
 Found = Tuple[Reference, str, Optional[Fix]]
 

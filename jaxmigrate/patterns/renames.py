@@ -12,9 +12,9 @@ import ast
 from typing import List, Optional
 
 from jaxmigrate.patterns.api_references import Reference
-from jaxmigrate.rules.base import Fix, FixSafety
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.statements import newline, render_import_from, render_without_names, replace_statement, statement_prefix
+from jaxmigrate.core.findings import Fix, FixSafety
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.statements import newline, render_import_from, render_without_names, replace_statement, statement_prefix
 
 
 def rename_fix(ctx: FileContext, ref: Reference, new: str, safety: FixSafety) -> Optional[Fix]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 from jaxmigrate import __version__
-from jaxmigrate.rules.base import SUGGESTED_ELSEWHERE
+from jaxmigrate.core.findings import SUGGESTED_ELSEWHERE
 
 DOCS_URL = "https://github.com/jaxmigrate/jaxmigrate/blob/main/docs/rules/{code}.md"
 

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Dict, List, Sequence
 
 from jaxmigrate.reporting.render import ERROR_CODE, finding_records
-from jaxmigrate.rules.base import SUGGESTED_ELSEWHERE
+from jaxmigrate.core.findings import SUGGESTED_ELSEWHERE
 
 
 def _why(record: Dict) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Dict, Iterable, List, Optional, Sequence, Type
 
-from jaxmigrate.rules.base import Rule, set_anchors
+from jaxmigrate.prefilter import anchors_of
+from jaxmigrate.rules.base import Rule
 from jaxmigrate.rules.deprecated_jax_name import DeprecatedJaxName
 from jaxmigrate.rules.device_put import DevicePutPmap
 from jaxmigrate.rules.from_gda import FromGda
@@ -47,7 +48,8 @@ ALL_RULES: Sequence[Type[Rule]] = (
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
 #: the names the hand-written rules migrate (``Rule.owns``)
 OWNED = frozenset(name for r in ALL_RULES for name in r.owns)
-set_anchors(word for r in ALL_RULES for group in (r.triggers, *r.requires) for word in group)
+#: the prefilter's anchors for every rule's trigger words (``prefilter.Presence``)
+ANCHORS = anchors_of(word for r in ALL_RULES for group in (r.triggers, *r.requires) for word in group)
 
 
 def _matches(code: str, patterns: Iterable[str]) -> bool:

@@ -1,8 +1,7 @@
-"""The rule model: findings, fixes and the Rule base class every rule derives from.
+"""The Rule base class every rule derives from, and its examples.
 
 A rule detects on Python's ``ast`` (fast, no LibCST parse for files that need no change) and
-describes its fix as data: text edits on exact source spans, statement edits that LibCST applies,
-and imports to add or drop. The engine applies fixes; rules never touch files.
+describes its fix as data (``jaxmigrate.core.findings``); the engine applies fixes.
 """
 
 from __future__ import annotations
@@ -10,90 +9,14 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterator, Literal, Optional, Tuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Tuple
 
 from jaxmigrate.catalog.api_history import parse_version
+from jaxmigrate.core.findings import SUGGESTED_ELSEWHERE, Finding, Fix, FixSafety
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jaxmigrate.rules.context import FileContext
-
-FixSafety = Literal["safe", "unsafe"]
-
-#: what a finding's one-line message says of a suggestion of several lines, which the JSON and
-#: SARIF outputs and ``fix --report`` carry whole
-SUGGESTED_ELSEWHERE = "suggested code: in `--format json` or `sarif`, and `fix --report`"
-
-
-@dataclass(frozen=True)
-class Edit:
-    """Replace source[start:end] (character offsets) with text."""
-
-    start: int
-    end: int
-    text: str
-
-
-@dataclass(frozen=True)
-class StatementEdit:
-    """A structural edit LibCST applies to the statement starting at (line, column).
-
-    ``transform`` receives the LibCST statement node and returns its replacement (a node, a
-    ``FlattenSentinel`` or ``RemovalSentinel.REMOVE``). Used where a text edit would get
-    indentation wrong, e.g. keeping an ``if`` body at the ``if``'s level.
-    """
-
-    line: int
-    column: int  # 0-based character column of the statement's first token
-    transform: Callable
-
-
-@dataclass(frozen=True)
-class ImportRef:
-    """An import, as ``import module`` (name None) or ``from module import name as asname``."""
-
-    module: str
-    name: Optional[str] = None
-    asname: Optional[str] = None
-
-
-@dataclass(frozen=True)
-class Fix:
-    safety: FixSafety
-    edits: Tuple[Edit, ...] = ()
-    statement_edits: Tuple[StatementEdit, ...] = ()
-    add_imports: Tuple[ImportRef, ...] = ()
-    # imports that may have become unused; dropped only if nothing uses them afterwards
-    drop_unused_imports: Tuple[ImportRef, ...] = ()
-    # apply only once every other fix is done: the text it removes informs other rules' fixes
-    # (e.g. `jax_parallel_functions_output_gda`, which JM503/JM504 read)
-    last: bool = False
-
-    @property
-    def span(self) -> Tuple[int, int]:
-        starts = [e.start for e in self.edits] or [0]
-        ends = [e.end for e in self.edits] or [0]
-        return min(starts), max(ends)
-
-
-@dataclass(frozen=True)
-class Finding:
-    code: str
-    message: str
-    line: int  # 1-based
-    column: int  # 1-based, in characters
-    end_line: int
-    end_column: int
-    fix: Optional[Fix] = field(default=None, compare=False)
-    suggestion: Optional[str] = None  # code to write by hand, for findings without a fix
-
-    @property
-    def fixable(self) -> bool:
-        return self.fix is not None
-
-    @property
-    def fix_safety(self) -> Optional[str]:
-        return self.fix.safety if self.fix else None
+    from jaxmigrate.analysis.context import FileContext
 
 
 @dataclass(frozen=True)
@@ -123,45 +46,6 @@ class Example:
 def snippet(text: str) -> str:
     """Dedent an example snippet written as an indented triple-quoted string."""
     return textwrap.dedent(text).lstrip("\n")
-
-
-class Presence(dict):
-    """Which byte strings occur in one file: each is searched for once, however many rules ask
-    (``word in presence``), and a string containing one known to be absent is absent unsearched.
-    ``data`` is the file's bytes, for the rules whose prefilter also needs a regex.
-
-    A dict of the answers so far: a known word is looked up without running Python code."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes) -> None:
-        super().__init__()
-        self.data = data
-
-    def __missing__(self, word: bytes) -> bool:
-        anchor = _ANCHORS.get(word)
-        self[word] = known = (anchor is None or self[anchor]) and word in self.data
-        return known
-
-    __contains__ = dict.__getitem__  # whether the word occurs: its answer, searched for if need be
-
-
-#: for a trigger string, a shorter one it contains (``gda`` for ``gda_serialization``), searched first
-_ANCHORS: dict = {}
-
-
-def set_anchors(words) -> None:
-    """Give each of ``words`` the shortest other one it contains, as its anchor."""
-    words = sorted(set(words), key=len)
-    for word in words:
-        anchor = next((w for w in words if len(w) < len(word) and w in word), None)
-        if anchor is not None:
-            _ANCHORS[word] = anchor
-
-
-def raw(data) -> bytes:
-    """The bytes behind ``Rule.wants``'s argument (bytes or a ``Presence``)."""
-    return data.data if isinstance(data, Presence) else data
 
 
 class Rule:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional, Tuple
 
-from jaxmigrate.rules.base import Example, Finding, Fix, ImportRef, Rule, snippet
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.gda import NAMED_SHARDING, PARTITION_SPEC, bind_arguments
+from jaxmigrate.core.findings import Finding, Fix, ImportRef
+from jaxmigrate.rules.base import Example, Rule, snippet
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.patterns.gda import NAMED_SHARDING, PARTITION_SPEC, bind_arguments
 
 SHARDED = "jax.device_put_sharded"
 REPLICATED = "jax.device_put_replicated"

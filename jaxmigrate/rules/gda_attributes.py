@@ -7,13 +7,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from jaxmigrate.rules.base import Edit, Example, Finding, Fix, FixSafety, ImportRef, Rule, snippet
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.gda import CONSTRUCTORS, GDA, GDA_MODULE, PARTITION_SPEC
+from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
+from jaxmigrate.rules.base import Example, Rule, snippet
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.patterns.gda import CONSTRUCTORS, GDA, GDA_MODULE, PARTITION_SPEC
 from jaxmigrate.rules.gda_construction import MAKE_FROM_ARRAYS, MAKE_FROM_CALLBACK, GdaConstruction
 from jaxmigrate.rules.moved_names import drop_import_alias, needs_root
-from jaxmigrate.rules.names import canonical
-from jaxmigrate.rules.statements import delete_statement, render_without_names, trailing_text
+from jaxmigrate.analysis.names import canonical
+from jaxmigrate.analysis.statements import delete_statement, render_without_names, trailing_text
 
 ARRAY = "jax.Array"
 SHARD = "jax.Shard"

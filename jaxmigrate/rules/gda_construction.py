@@ -5,9 +5,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, snippet
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.gda import CONSTRUCTORS, GDA, bind_arguments, named_sharding_text
+from jaxmigrate.core.findings import Edit, Finding, Fix
+from jaxmigrate.rules.base import Example, Rule, snippet
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.patterns.gda import CONSTRUCTORS, GDA, bind_arguments, named_sharding_text
 
 MAKE_FROM_CALLBACK = "jax.make_array_from_callback"
 MAKE_FROM_ARRAYS = "jax.make_array_from_single_device_arrays"

@@ -5,16 +5,17 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Optional, Sequence
 
-from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, snippet
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.gda import (
+from jaxmigrate.core.findings import Edit, Finding, Fix
+from jaxmigrate.rules.base import Example, Rule, snippet
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.patterns.gda import (
     FROM_GDA, MULTI_PROCESS_MARKERS, MULTIHOST_UTILS, PJIT, is_multi_process, outputs_are_global, spec_source,
 )
-from jaxmigrate.rules.names import name_triggers
-from jaxmigrate.rules.pjit_calls import (
+from jaxmigrate.analysis.names import name_triggers
+from jaxmigrate.patterns.pjit_calls import (
     PjitCall, call_sites, host_local_output, mesh_for, out_value, pjit_calls, statement_of,
 )
-from jaxmigrate.rules.statements import insert_before, statement_prefix
+from jaxmigrate.analysis.statements import insert_before, statement_prefix
 
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Tuple
 
-from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.gda import spec_source
-from jaxmigrate.rules.jit_plan import JIT, POSITIONAL, SHARDINGS, SINCE, PjitUse, blocker, kwargs_entries, module_blocker, pjit_uses
+from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
+from jaxmigrate.rules.base import Example, Rule, snippet
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.patterns.gda import spec_source
+from jaxmigrate.patterns.jit_plan import JIT, POSITIONAL, SHARDINGS, SINCE, PjitUse, blocker, kwargs_entries, module_blocker, pjit_uses
 
 class PjitToJit(Rule):
     """

@@ -6,10 +6,12 @@ import ast
 import re
 from typing import Iterator
 
-from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, raw, snippet
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.jit_plan import mesh_withs, module_blocker, uses_jax
-from jaxmigrate.rules.statements import insert_before
+from jaxmigrate.core.findings import Edit, Finding, Fix
+from jaxmigrate.prefilter import raw
+from jaxmigrate.rules.base import Example, Rule, snippet
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.patterns.jit_plan import mesh_withs, module_blocker, uses_jax
+from jaxmigrate.analysis.statements import insert_before
 
 SET_MESH = "jax.set_mesh"
 SINCE = "0.7.1"

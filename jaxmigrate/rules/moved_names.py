@@ -6,14 +6,16 @@ import ast
 import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, raw, snippet
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.moves import (
+from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
+from jaxmigrate.prefilter import raw
+from jaxmigrate.rules.base import Example, Rule, snippet
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.catalog.moves import (
     BY_OLD, MODULE_IMPORTS, MOVES, REMOVED_MODULES, REMOVED_NAMES, Move, applies, best_for_uses, premature,
 )
-from jaxmigrate.rules.names import GAP, ModuleAttributeSearch, canonical, gap_start, name_triggers
+from jaxmigrate.analysis.names import GAP, ModuleAttributeSearch, canonical, gap_start, name_triggers
 from jaxmigrate.rules.xmap_advice import XMAP, shard_map_advice
-from jaxmigrate.rules.statements import (
+from jaxmigrate.analysis.statements import (
     alias_comments, delete_statement, newline, render_import_from, render_without_names, replace_statement,
     statement_prefix, trailing_text,
 )

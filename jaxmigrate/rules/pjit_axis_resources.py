@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Optional
 
-from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, snippet
-from jaxmigrate.rules.context import FileContext
+from jaxmigrate.core.findings import Edit, Finding, Fix
+from jaxmigrate.rules.base import Example, Rule, snippet
+from jaxmigrate.analysis.context import FileContext
 
 PJIT = "jax.experimental.pjit.pjit"
 RENAMES = {"in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"}

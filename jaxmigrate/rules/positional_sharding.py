@@ -6,10 +6,11 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
-from jaxmigrate.rules.base import Edit, Example, Finding, Fix, ImportRef, Rule, snippet
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.gda import NAMED_SHARDING, PARTITION_SPEC
-from jaxmigrate.rules.statements import delete_statement
+from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
+from jaxmigrate.rules.base import Example, Rule, snippet
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.patterns.gda import NAMED_SHARDING, PARTITION_SPEC
+from jaxmigrate.analysis.statements import delete_statement
 
 LEGACY = ("jax.sharding.PositionalSharding", "jax.experimental.sharding.PositionalSharding",
           "jax._src.sharding_impls.PositionalSharding")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from jaxmigrate.rules.base import Edit, Example, Finding, Fix, Rule, snippet
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.names import name_triggers
+from jaxmigrate.core.findings import Edit, Finding, Fix
+from jaxmigrate.rules.base import Example, Rule, snippet
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.names import name_triggers
 
 LEGACY = "jax.experimental.pjit.with_sharding_constraint"
 MODERN = "jax.lax.with_sharding_constraint"

@@ -10,10 +10,10 @@ import threading
 from functools import cached_property
 from typing import Dict, Iterator, List, Optional, Tuple, Type, TypeVar
 
-from jaxmigrate.rules.base import Edit, ImportRef
-from jaxmigrate.rules.moves import BY_OLD
-from jaxmigrate.rules.names import Resolver, canonical
-from jaxmigrate.rules.scopes import Walk, walk
+from jaxmigrate.core.findings import Edit, ImportRef
+from jaxmigrate.catalog.moves import BY_OLD
+from jaxmigrate.analysis.names import Resolver, canonical
+from jaxmigrate.analysis.scopes import Walk, walk
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 N = TypeVar("N", bound=ast.AST)
@@ -289,7 +289,7 @@ class FileContext:
 
     def target_at_least(self, since: str) -> bool:
         """Whether the target JAX (None: the newest) is ``since`` or later."""
-        from jaxmigrate.rules.moves import version
+        from jaxmigrate.catalog.moves import version
 
         return self.target is None or self.target >= version(since)
 
@@ -430,7 +430,7 @@ def _same_after_moves(name: str, bound: Optional[str], qualname: str, target) ->
     ``from jax.sharding import Mesh``, so the name ``mesh`` goes away."""
     if bound == qualname:
         return True
-    from jaxmigrate.rules.moves import BY_OLD, applies
+    from jaxmigrate.catalog.moves import BY_OLD, applies
 
     move = BY_OLD.get(bound or "")
     if move is None or move.new != qualname or not applies(move, target):
@@ -446,7 +446,7 @@ def _bound_as(qualname: str) -> Tuple[str, ...]:
     """What a name must resolve to for ``_same_after_moves`` to take it for ``qualname``: that,
     or the old name of a move to it."""
     if not _BOUND_AS:
-        from jaxmigrate.rules.moves import BY_OLD
+        from jaxmigrate.catalog.moves import BY_OLD
 
         for move in BY_OLD.values():
             _BOUND_AS.setdefault(move.new, (move.new,))

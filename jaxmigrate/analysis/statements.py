@@ -7,8 +7,8 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 
-from jaxmigrate.rules.base import Edit
-from jaxmigrate.rules.context import FileContext
+from jaxmigrate.core.findings import Edit
+from jaxmigrate.analysis.context import FileContext
 
 
 def statement_prefix(ctx: FileContext, node: ast.stmt) -> str:

@@ -12,10 +12,10 @@ import ast
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.gda import FROM_GDA, PJIT
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.patterns.gda import FROM_GDA, PJIT
 from jaxmigrate.rules.pjit_axis_resources import RENAMES
-from jaxmigrate.rules.pjit_calls import is_mesh, set_mesh_argument
+from jaxmigrate.patterns.pjit_calls import is_mesh, set_mesh_argument
 
 JIT = "jax.jit"
 # pjit's positional parameters after the function, in order (the same in 0.4.1 and 0.10.2)

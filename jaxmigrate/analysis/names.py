@@ -14,7 +14,7 @@ import functools
 import re
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from jaxmigrate.rules.scopes import Binding, Scope, Walk, dotted as _dotted, walk
+from jaxmigrate.analysis.scopes import Binding, Scope, Walk, dotted as _dotted, walk
 
 __all__ = ["Binding", "Resolver", "Scope", "canonical", "ModuleAttributeSearch", "name_triggers"]
 

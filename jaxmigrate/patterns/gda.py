@@ -8,9 +8,9 @@ from __future__ import annotations
 import ast
 from typing import Dict, Optional, Sequence, Tuple
 
-from jaxmigrate.rules.base import ImportRef
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.moves import BY_OLD
+from jaxmigrate.core.findings import ImportRef
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.catalog.moves import BY_OLD
 
 GDA_MODULE = "jax.experimental.global_device_array"
 GDA = f"{GDA_MODULE}.GlobalDeviceArray"

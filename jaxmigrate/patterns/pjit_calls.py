@@ -6,9 +6,9 @@ import ast
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
-from jaxmigrate.rules.base import Edit, ImportRef
-from jaxmigrate.rules.context import FileContext
-from jaxmigrate.rules.gda import PARTIAL, PJIT, spec_source
+from jaxmigrate.core.findings import Edit, ImportRef
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.patterns.gda import PARTIAL, PJIT, spec_source
 
 IN_KEYWORDS = ("in_axis_resources", "in_shardings")
 OUT_KEYWORDS = ("out_axis_resources", "out_shardings")

@@ -1,0 +1,1 @@
+"""The data every layer shares: findings, fixes, edits."""
