@@ -177,3 +177,27 @@ def drop_argument(ctx: FileContext, call: ast.Call, arg: ast.AST) -> Edit:
         return Edit(ctx.span(items[i - 1])[1], end, "")
     return Edit(start, end, "")
 
+
+def needs_root(ctx: FileContext, node: ast.Import, root: str) -> bool:
+    """Whether dropping ``import root.x.y`` would leave uses of ``root`` with no other import."""
+    used = bool(ctx.loads_of(root, root))
+    if not used:
+        return False
+    for other in ctx.resolver.imports:
+        if other is node or not isinstance(other, ast.Import):
+            continue
+        if any(a.asname is None and a.name.split(".")[0] == root for a in other.names):
+            return False
+    return True
+
+
+def drop_import_alias(ctx: FileContext, node: ast.Import, alias: ast.alias) -> Edit:
+    """The edit that drops one name of an ``import`` statement (the statement, if it was the only
+    one), keeping ``import jax`` if ``jax`` is still used through it."""
+    others = [a for a in node.names if a is not alias]
+    needs_jax = not alias.asname and needs_root(ctx, node, alias.name.split(".")[0])
+    if others:
+        return ctx.replace(node, "import " + ", ".join(ctx.text(a) for a in others) + (", jax" if needs_jax else ""))
+    if needs_jax:
+        return ctx.replace(node, "import jax")
+    return delete_statement(ctx, node)

@@ -22,7 +22,7 @@ from jaxmigrate.engine.source import decode
 from jaxmigrate.engine.suppression import skips_file, unsuppressed
 from jaxmigrate.engine.writer import NotWritten, refusal, write_fixed
 from jaxmigrate.core.findings import Finding
-from jaxmigrate.rules.base import Rule
+from jaxmigrate.rules import Rule
 from jaxmigrate.analysis.context import FileContext
 
 MAX_ROUNDS = 10

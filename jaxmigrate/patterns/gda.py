@@ -122,3 +122,22 @@ def _inside_call(ctx: FileContext, node: ast.AST, root: ast.AST) -> bool:
         if isinstance(node, ast.Call):
             return True
     return False
+
+
+MAKE_FROM_CALLBACK = "jax.make_array_from_callback"
+MAKE_FROM_ARRAYS = "jax.make_array_from_single_device_arrays"
+
+
+def construction_method(kind: str) -> str:
+    """``from_callback``, ``from_batched_callback``, ... or ``GlobalDeviceArray`` (the constructor)
+    for a ``CONSTRUCTORS`` key."""
+    return kind[len(GDA) + 1:] or "GlobalDeviceArray"
+
+
+def rewritable_construction(call: ast.Call, kind: str) -> Optional[Dict[str, ast.expr]]:
+    """The arguments of a GDA construction that has a one-call jax.Array form (JM501 rewrites
+    it), bound to their names; None for the batched ones or arguments it cannot bind."""
+    if construction_method(kind).startswith("from_batched"):
+        return None
+    args = bind_arguments(call, CONSTRUCTORS[kind])
+    return args if args is not None and len(args) == 4 else None

@@ -8,10 +8,7 @@ from jaxmigrate.catalog.api_history import Status, exists, is_private
 from jaxmigrate.catalog.renames import CALLS, DROP_INS
 from jaxmigrate.patterns.api_references import Reference, references
 from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix
-from jaxmigrate.prefilter import history_wants
-from jaxmigrate.core.findings import Finding, Fix
-from jaxmigrate.prefilter import Presence
-from jaxmigrate.rules.base import Rule
+from jaxmigrate.core.findings import Fix
 from jaxmigrate.analysis.context import FileContext
 
 Found = Tuple[Reference, str, Optional[Fix]]
@@ -88,32 +85,3 @@ def _type_tested(ctx: FileContext, ref: Reference) -> bool:
     """Whether the name an import binds is used in an ``isinstance``/``issubclass`` test."""
     local = getattr(ref.node, "asname", None) or getattr(ref.node, "name", "")
     return any(in_type_test(ctx, n) for n in ctx.names(local.split(".")[0]))
-
-
-#: the key under which a file's ``Presence`` keeps the history prefilter's answer (not a word)
-_ASKED = b"\x00history"
-
-
-class HistoryRule(Rule):
-    """The shape of JM801-JM803: one prefilter (the history's), one walk over the file's
-    references; each rule says which references are its own (``selects``)."""
-
-    triggers = (b"jax",)
-    defers = True
-    rides_along = True
-
-    @classmethod
-    def wants(cls, data) -> bool:
-        if not isinstance(data, Presence):
-            return history_wants(data)
-        answer = dict.get(data, _ASKED)  # the three rules ask the same question of one file: once
-        if answer is None:
-            answer = dict.setdefault(data, _ASKED, history_wants(data.data))
-        return answer
-
-    def selects(self, ref: Reference) -> bool:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def check(self, ctx: FileContext) -> Iterator[Finding]:
-        for ref, message, fix in history_findings(ctx, self.selects):
-            yield self.finding(ctx, ref.node, message, fix)

@@ -14,14 +14,13 @@ from typing import List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.patterns.gda import FROM_GDA, PJIT
-from jaxmigrate.rules.pjit_axis_resources import RENAMES
-from jaxmigrate.patterns.pjit_calls import is_mesh, set_mesh_argument
+from jaxmigrate.patterns.pjit_calls import AXIS_RESOURCES_RENAMES, host_local_sites, is_mesh, set_mesh_argument
 
 JIT = "jax.jit"
 # pjit's positional parameters after the function, in order (the same in 0.4.1 and 0.10.2)
 POSITIONAL = ("in_shardings", "out_shardings", "static_argnums", "donate_argnums")
-SHARDINGS = {"in_shardings": "in_shardings", "out_shardings": "out_shardings", **RENAMES}
-LEGACY = tuple(RENAMES)
+SHARDINGS = {"in_shardings": "in_shardings", "out_shardings": "out_shardings", **AXIS_RESOURCES_RENAMES}
+LEGACY = tuple(AXIS_RESOURCES_RENAMES)
 SINCE = "0.8.0"  # pjit deprecated; jax.jit with shardings and jax.set_mesh (0.7.1) exist there
 
 
@@ -161,11 +160,10 @@ def _module_blocker(ctx: FileContext) -> Optional[str]:
             line = getattr(use.node, "lineno", 0)
             return f"the pjit on line {line} needs a person"
     if pjit_uses(ctx):
-        from jaxmigrate.rules.host_local import HostLocalInputs  # JM504 reads pjit calls: it goes first
-
-        host_local = next(iter(HostLocalInputs().check(ctx)), None)
-        if host_local is not None:
-            return f"host-local inputs on line {host_local.line} need their conversion first (JM504)"
+        host_local = host_local_sites(ctx)  # JM504 reads pjit calls: it goes first
+        if host_local:
+            pj, site = host_local[0]
+            return f"host-local inputs on line {(site or pj.call).lineno} need their conversion first (JM504)"
     for w in mesh_withs(ctx) if uses_jax(ctx) else ():
         if w.problem:
             return f"the `with` on line {w.statement.lineno} needs a person"

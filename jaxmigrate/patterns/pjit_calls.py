@@ -8,8 +8,10 @@ from typing import Iterator, List, Optional, Tuple
 
 from jaxmigrate.core.findings import Edit, ImportRef
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.patterns.gda import PARTIAL, PJIT, spec_source
+from jaxmigrate.patterns.gda import FROM_GDA, MULTIHOST_UTILS, PARTIAL, PJIT, is_multi_process, spec_source
 
+#: pjit's keywords removed in JAX 0.4.14, and the ones that replaced them
+AXIS_RESOURCES_RENAMES = {"in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"}
 IN_KEYWORDS = ("in_axis_resources", "in_shardings")
 OUT_KEYWORDS = ("out_axis_resources", "out_shardings")
 MESH_CONSTRUCTORS = (
@@ -187,3 +189,40 @@ def host_local_output(ctx: FileContext, pj: PjitCall, site: ast.Call, mhu: str, 
     out_spec, imports = spec_source(ctx, out, site)
     start, end = ctx.span(site)
     return [Edit(start, start, f"{mhu}.global_array_to_host_local_array("), Edit(end, end, f", {mesh}, {out_spec})")], imports
+
+
+def host_local_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call]]]:
+    """Where multi-process code hands a pjit host-local inputs (JM504's findings, in order): (the
+    pjit, None) for one called where its name is not known, (the pjit, the call) for each call of
+    a named one whose arguments are not converted yet. A pjit with ``FROM_GDA`` is JM503's."""
+    return ctx.memo("pjit_calls.host_local_sites", _host_local_sites)  # type: ignore[return-value]
+
+
+def _host_local_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call]]]:
+    calls = list(pjit_calls(ctx))
+    if not calls or not is_multi_process(ctx):
+        return []
+    sites: List[Tuple[PjitCall, Optional[ast.Call]]] = []
+    for pj in calls:
+        if any(ctx.qualname(n) == FROM_GDA for n in ast.walk(pj.value) if isinstance(n, (ast.Name, ast.Attribute))):
+            continue
+        if pj.name is None:
+            sites.append((pj, None))
+            continue
+        sites.extend((pj, site) for site in call_sites(ctx, pj) if not _converted(ctx, site))
+    return sites
+
+
+def _converted(ctx: FileContext, site: ast.Call) -> bool:
+    """Every argument is a name bound only from ``host_local_array_to_global_array``: done already."""
+    to_global = f"{MULTIHOST_UTILS}.host_local_array_to_global_array"
+    for arg in site.args:
+        if not isinstance(arg, ast.Name):
+            return False
+        bindings = ctx.bindings(arg)
+        if not bindings or not all(
+            isinstance(b.node, ast.Assign) and isinstance(b.node.value, ast.Call)
+            and ctx.qualname(b.node.value.func) == to_global for b in bindings
+        ):
+            return False
+    return bool(site.args)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import List, Type
 
-from jaxmigrate.rules.base import Rule
+from jaxmigrate.rules import Rule
 
 FIX_TEXT = {
     "safe": "Fix is always available and safe: it keeps what the code computes.",

@@ -1,4 +1,5 @@
-"""The Rule base class every rule derives from, and its examples.
+"""The Rule base class every rule derives from, its examples, and the base of the three
+API-history rules (JM801-JM803).
 
 A rule detects on Python's ``ast`` (fast, no LibCST parse for files that need no change) and
 describes its fix as data (``jaxmigrate.core.findings``); the engine applies fixes.
@@ -14,6 +15,9 @@ from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Tuple
 
 from jaxmigrate.catalog.api_history import parse_version
 from jaxmigrate.core.findings import SUGGESTED_ELSEWHERE, Finding, Fix, FixSafety
+from jaxmigrate.patterns.api_references import Reference
+from jaxmigrate.patterns.history_findings import history_findings
+from jaxmigrate.prefilter import Presence, history_wants
 
 if TYPE_CHECKING:  # pragma: no cover
     from jaxmigrate.analysis.context import FileContext
@@ -96,6 +100,14 @@ class Rule:
         raise NotImplementedError
 
     # helpers shared by rules -------------------------------------------------------------
+    def dropped_import(self, ctx: "FileContext", node: ast.Import, alias: ast.alias, message: str = "") -> Finding:
+        """A finding whose safe fix drops ``alias`` from ``import`` statement ``node`` (an unused
+        import of a removed module), keeping ``import jax`` if ``jax`` is still used."""
+        from jaxmigrate.analysis.statements import drop_import_alias
+
+        return self.finding(ctx, alias, message or f"`{alias.name}` no longer exists and nothing here uses it any more",
+                            Fix("safe", edits=(drop_import_alias(ctx, node, alias),)))
+
     def finding(
         self,
         ctx: "FileContext",
@@ -112,3 +124,32 @@ class Rule:
     @classmethod
     def documentation(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or "")
+
+
+#: the key under which a file's ``Presence`` keeps the history prefilter's answer (not a word)
+_ASKED = b"\x00history"
+
+
+class HistoryRule(Rule):
+    """The shape of JM801-JM803: one prefilter (the history's), one walk over the file's
+    references; each rule says which references are its own (``selects``)."""
+
+    triggers = (b"jax",)
+    defers = True
+    rides_along = True
+
+    @classmethod
+    def wants(cls, data) -> bool:
+        if not isinstance(data, Presence):
+            return history_wants(data)
+        answer = dict.get(data, _ASKED)  # the three rules ask the same question of one file: once
+        if answer is None:
+            answer = dict.setdefault(data, _ASKED, history_wants(data.data))
+        return answer
+
+    def selects(self, ref: Reference) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        for ref, message, fix in history_findings(ctx, self.selects):
+            yield self.finding(ctx, ref.node, message, fix)

@@ -10,18 +10,24 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.patterns.gda import CONSTRUCTORS, GDA, GDA_MODULE, PARTITION_SPEC
-from jaxmigrate.rules.gda_construction import MAKE_FROM_ARRAYS, MAKE_FROM_CALLBACK, GdaConstruction
-from jaxmigrate.rules.moved_names import drop_import_alias, needs_root
+from jaxmigrate.patterns.gda import (
+    CONSTRUCTORS,
+    GDA,
+    GDA_MODULE,
+    MAKE_FROM_ARRAYS,
+    MAKE_FROM_CALLBACK,
+    PARTITION_SPEC,
+    rewritable_construction,
+)
 from jaxmigrate.analysis.names import canonical
-from jaxmigrate.analysis.statements import delete_statement, render_without_names, trailing_text
+from jaxmigrate.analysis.statements import delete_statement, needs_root, render_without_names, trailing_text
 
 ARRAY = "jax.Array"
 SHARD = "jax.Shard"
 SHARD_SINCE = "0.4.5"  # first JAX with `jax.Shard` (jax.Array itself is there since 0.4.1)
 
 # GDA attribute → its jax.Array spelling, rewritten where the receiver is known to be a GDA
-RENAMES: Dict[str, str] = {
+ATTRIBUTE_RENAMES: Dict[str, str] = {
     "local_shards": "addressable_shards",
     "local_data": "addressable_data",
     "mesh_axes": "sharding.spec",
@@ -288,7 +294,7 @@ class _Checker:
     def run(self) -> Iterator[Finding]:
         for node, member in self._member_references():
             self._member(node, member)
-        for node in self.ctx.attributes(*RENAMES, *PRIVATE_REPORTED):
+        for node in self.ctx.attributes(*ATTRIBUTE_RENAMES, *PRIVATE_REPORTED):
             if isinstance(node.ctx, ast.Load):
                 self._attribute(node)
         for rw in self.rewrites.values():
@@ -433,12 +439,12 @@ class _Checker:
             known, gda_named = False, True
         else:
             gda_named = _named_like_gda(receiver)
-        if known and attr in RENAMES:
+        if known and attr in ATTRIBUTE_RENAMES:
             end = ctx.span(node)[1]
             start = end - len(attr)
             if ctx.source[start:end] == attr:
-                edit = Edit(start, end, RENAMES[attr])
-                message = f"`{shown}`: GlobalDeviceArray was removed in JAX 0.4.7; a jax.Array has `.{RENAMES[attr]}`"
+                edit = Edit(start, end, ATTRIBUTE_RENAMES[attr])
+                message = f"`{shown}`: GlobalDeviceArray was removed in JAX 0.4.7; a jax.Array has `.{ATTRIBUTE_RENAMES[attr]}`"
                 rw = self.rewrites.get(id(evidence)) if evidence is not None else None
                 if rw is not None:
                     rw.dependents.append((node, message, edit))
@@ -449,14 +455,14 @@ class _Checker:
             self._report(node, f"`{shown}` is private GlobalDeviceArray state, gone with it in JAX 0.4.7",
                          PRIVATE_REPORTED[attr].format(x=ctx.text(receiver)))
             return
-        if attr not in RENAMES or (attr == "local_data" and not called):
+        if attr not in ATTRIBUTE_RENAMES or (attr == "local_data" and not called):
             return
         if attr in GDA_ONLY and not (self._project_defines(attr) and not gda_named):
             self._report(node, f"`.{attr}` only existed on GlobalDeviceArray (removed in JAX 0.4.7); on a jax.Array "
-                         f"it is `.{RENAMES[attr]}`", f"{ctx.text(receiver)}.{RENAMES[attr]}")
+                         f"it is `.{ATTRIBUTE_RENAMES[attr]}`", f"{ctx.text(receiver)}.{ATTRIBUTE_RENAMES[attr]}")
         elif gda_named and attr in ("mesh", "mesh_axes"):
             self._report(node, f"`{shown}` looks like a GlobalDeviceArray (removed in JAX 0.4.7): a jax.Array has no "
-                         f"`.{attr}`", f"{ctx.text(receiver)}.{RENAMES[attr]}")
+                         f"`.{attr}`", f"{ctx.text(receiver)}.{ATTRIBUTE_RENAMES[attr]}")
 
     def _receiver(self, receiver: ast.expr) -> Tuple[object, Optional[ast.AST]]:
         """Whether ``receiver`` is known to be a GDA (True, or "string" when only a string
@@ -652,7 +658,7 @@ class _Checker:
                         Fix("safe", edits=(delete_statement(ctx, stmt),))))
                 elif not uses:
                     # the same drop as for `jax.experimental.maps` (keeps `import jax` when needed)
-                    drop = drop_import_alias(self.rule, ctx, stmt, alias)
+                    drop = self.rule.dropped_import(ctx, stmt, alias)
                     self.findings.append(drop)
                 else:
                     self._still_used(alias, alias.name, [u for u in uses if not self._module_use_fixed(u)])
@@ -717,9 +723,8 @@ class _Checker:
 
 # helpers -------------------------------------------------------------------------------
 def _jm501_fixes(ctx: FileContext, call: ast.Call, kind: str) -> bool:
-    """Whether JM501 rewrites this constructor call with a safe fix."""
-    finding = GdaConstruction()._construction(ctx, call, kind)
-    return finding is not None and finding.fix is not None and finding.fix.safety == "safe"
+    """Whether JM501 rewrites this constructor call (with a safe fix)."""
+    return rewritable_construction(call, kind) is not None
 
 
 def _pos(node: Optional[ast.AST]) -> Tuple[int, int]:

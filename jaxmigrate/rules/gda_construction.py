@@ -8,10 +8,14 @@ from typing import Iterator, Optional
 from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.patterns.gda import CONSTRUCTORS, GDA, bind_arguments, named_sharding_text
-
-MAKE_FROM_CALLBACK = "jax.make_array_from_callback"
-MAKE_FROM_ARRAYS = "jax.make_array_from_single_device_arrays"
+from jaxmigrate.patterns.gda import (
+    CONSTRUCTORS,
+    MAKE_FROM_ARRAYS,
+    MAKE_FROM_CALLBACK,
+    construction_method,
+    named_sharding_text,
+    rewritable_construction,
+)
 
 BATCHED = (
     "s = NamedSharding(global_mesh, P(*mesh_axes))\n"
@@ -99,14 +103,14 @@ class GdaConstruction(Rule):
                 yield finding
 
     def _construction(self, ctx: FileContext, call: ast.Call, kind: str) -> Optional[Finding]:
-        method = kind[len(GDA) + 1:] or "GlobalDeviceArray"
-        args = bind_arguments(call, CONSTRUCTORS[kind])
+        method = construction_method(kind)
         if method.startswith("from_batched"):
             code = BATCHED if method == "from_batched_callback" else BATCHED_WITH_DEVICES
             return self.finding(ctx, call, f"`GlobalDeviceArray.{method}` was removed in JAX 0.4.7 and has no "
                                 "one-call jax.Array form", suggestion=code)
         target = MAKE_FROM_CALLBACK if method == "from_callback" else MAKE_FROM_ARRAYS
-        if args is None or len(args) != 4:
+        args = rewritable_construction(call, kind)
+        if args is None:
             return self.finding(ctx, call, f"`GlobalDeviceArray` was removed in JAX 0.4.7: use `{target}`",
                                 suggestion=f"{target}(global_shape, NamedSharding(global_mesh, P(*mesh_axes)), ...)")
         callee, imports = ctx.reference(target, at=call)

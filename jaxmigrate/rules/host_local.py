@@ -9,11 +9,11 @@ from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.patterns.gda import (
-    FROM_GDA, MULTI_PROCESS_MARKERS, MULTIHOST_UTILS, PJIT, is_multi_process, outputs_are_global, spec_source,
+    MULTI_PROCESS_MARKERS, MULTIHOST_UTILS, PJIT, outputs_are_global, spec_source,
 )
 from jaxmigrate.analysis.names import name_triggers
 from jaxmigrate.patterns.pjit_calls import (
-    PjitCall, call_sites, host_local_output, mesh_for, out_value, pjit_calls, statement_of,
+    PjitCall, host_local_output, host_local_sites, mesh_for, out_value, statement_of,
 )
 from jaxmigrate.analysis.statements import insert_before, statement_prefix
 
@@ -119,20 +119,14 @@ class HostLocalInputs(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        calls = list(pjit_calls(ctx))
-        if not calls or not is_multi_process(ctx):
-            return
-        outputs_global = outputs_are_global(ctx)
-        for pj in calls:
-            if any(ctx.qualname(n) == FROM_GDA for n in ast.walk(pj.value) if isinstance(n, (ast.Name, ast.Attribute))):
-                continue  # JM503's
-            if pj.name is None:
+        sites = host_local_sites(ctx)
+        outputs_global = outputs_are_global(ctx) if sites else False
+        for pj, site in sites:
+            if site is None:
                 yield self.finding(ctx, pj.call, "in multi-process code this pjit's inputs were host-local under GDA-era "
                                    "pjit; jax.Array takes them as global values", suggestion=_suggestion(ctx, pj, None, outputs_global))
-                continue
-            for site in call_sites(ctx, pj):
-                if not _converted(ctx, site):
-                    yield self._site(ctx, pj, site, outputs_global)
+            else:
+                yield self._site(ctx, pj, site, outputs_global)
 
     def _site(self, ctx: FileContext, pj: PjitCall, site: ast.Call, outputs_global: bool) -> Finding:
         message = (f"`{pj.name}` was written for host-local inputs (GDA-era pjit assembled each process's slice into "
@@ -163,21 +157,6 @@ class HostLocalInputs(Rule):
             more += extra
         fix = Fix("unsafe", edits=tuple(edits), add_imports=tuple(imports) + more)
         return self.finding(ctx, site, message, fix)
-
-
-def _converted(ctx: FileContext, site: ast.Call) -> bool:
-    """Every argument is a name bound only from ``host_local_array_to_global_array``: done already."""
-    to_global = f"{MULTIHOST_UTILS}.host_local_array_to_global_array"
-    for arg in site.args:
-        if not isinstance(arg, ast.Name):
-            return False
-        bindings = ctx.bindings(arg)
-        if not bindings or not all(
-            isinstance(b.node, ast.Assign) and isinstance(b.node.value, ast.Call)
-            and ctx.qualname(b.node.value.func) == to_global for b in bindings
-        ):
-            return False
-    return bool(site.args)
 
 
 def _cannot(ctx: FileContext, pj: PjitCall, site: ast.Call) -> Optional[str]:

@@ -14,7 +14,7 @@ from jaxmigrate.catalog.moves import (
     BY_OLD, MODULE_IMPORTS, MOVES, REMOVED_MODULES, REMOVED_NAMES, Move, applies, best_for_uses, premature,
 )
 from jaxmigrate.analysis.names import GAP, ModuleAttributeSearch, canonical, gap_start, name_triggers
-from jaxmigrate.rules.xmap_advice import XMAP, shard_map_advice
+from jaxmigrate.patterns.xmap_advice import XMAP, shard_map_advice
 from jaxmigrate.analysis.statements import (
     alias_comments, delete_statement, newline, render_import_from, render_without_names, replace_statement,
     statement_prefix, trailing_text,
@@ -310,7 +310,7 @@ class MovedName(Rule):
                     Fix("safe", edits=(ctx.replace(alias, new + (f" as {alias.asname}" if alias.asname else "")),)),
                 )
             elif alias.name in MODULE_IMPORTS and not alias.asname and self.family == "sharding":
-                yield drop_import_alias(self, ctx, node, alias, f"the `{alias.name}` submodule was removed in JAX 0.4.29: "
+                yield self.dropped_import(ctx, node, alias, f"the `{alias.name}` submodule was removed in JAX 0.4.29: "
                                         f"`import {MODULE_IMPORTS[alias.name]}` gives the same names")
             elif alias.name in REMOVED_MODULES:
                 local = alias.asname or alias.name.split(".")[0]
@@ -318,7 +318,7 @@ class MovedName(Rule):
                     continue
                 if not alias.asname and _module_path_used(ctx, alias.name):
                     continue
-                yield drop_import_alias(self, ctx, node, alias)
+                yield self.dropped_import(ctx, node, alias)
 
     # `maps.Mesh`, `jax.experimental.PartitionSpec` ---------------------------------------
     def _attribute(self, ctx: FileContext, node: ast.Attribute) -> Optional[Finding]:
@@ -479,34 +479,6 @@ def _uses_of_local(ctx: FileContext, local: str, qual: str) -> bool:
 def _module_path_used(ctx: FileContext, module: str) -> bool:
     """Whether any attribute chain goes through ``module`` (e.g. ``jax.experimental.maps.xmap``)."""
     return any(isinstance(n, ast.Attribute) for n in ctx.references(module))
-
-
-def needs_root(ctx: FileContext, node: ast.Import, root: str) -> bool:
-    """Whether dropping ``import root.x.y`` would leave uses of ``root`` with no other import."""
-    used = bool(ctx.loads_of(root, root))
-    if not used:
-        return False
-    for other in ctx.resolver.imports:
-        if other is node or not isinstance(other, ast.Import):
-            continue
-        if any(a.asname is None and a.name.split(".")[0] == root for a in other.names):
-            return False
-    return True
-
-
-def drop_import_alias(rule: Rule, ctx: FileContext, node: ast.Import, alias: ast.alias, message: str = "") -> Finding:
-    """Drop an unused ``import`` of a removed module, keeping ``import jax`` if ``jax`` is still used."""
-    others = [a for a in node.names if a is not alias]
-    needs_jax = not alias.asname and needs_root(ctx, node, alias.name.split(".")[0])
-    if others:
-        text = "import " + ", ".join(ctx.text(a) for a in others) + (", jax" if needs_jax else "")
-        edit = ctx.replace(node, text)
-    elif needs_jax:
-        edit = ctx.replace(node, "import jax")
-    else:
-        edit = delete_statement(ctx, node)
-    return rule.finding(ctx, alias, message or f"`{alias.name}` no longer exists and nothing here uses it any more",
-                        Fix("safe", edits=(edit,)))
 
 
 class TreeAliases(MovedName):

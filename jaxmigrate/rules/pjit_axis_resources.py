@@ -8,9 +8,9 @@ from typing import Iterator, List, Optional
 from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.patterns.pjit_calls import AXIS_RESOURCES_RENAMES
 
 PJIT = "jax.experimental.pjit.pjit"
-RENAMES = {"in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"}
 
 
 class PjitAxisResources(Rule):
@@ -104,9 +104,9 @@ class PjitAxisResources(Rule):
         for call, _, _ in ctx.applications(PJIT):
             given = {kw.arg for kw in call.keywords}
             for kw in call.keywords:
-                if kw.arg in RENAMES and RENAMES[kw.arg] in given:  # both spellings: a TypeError either way
-                    yield self.finding(ctx, kw, f"`{kw.arg}` next to `{RENAMES[kw.arg]}`: keep one of them by hand")
-                elif kw.arg in RENAMES:
+                if kw.arg in AXIS_RESOURCES_RENAMES and AXIS_RESOURCES_RENAMES[kw.arg] in given:  # both spellings: a TypeError either way
+                    yield self.finding(ctx, kw, f"`{kw.arg}` next to `{AXIS_RESOURCES_RENAMES[kw.arg]}`: keep one of them by hand")
+                elif kw.arg in AXIS_RESOURCES_RENAMES:
                     yield self._keyword_finding(ctx, kw)
                 elif kw.arg is None:  # **kwargs
                     yield from self._kwargs(ctx, call, kw.value, handled_dicts)
@@ -115,7 +115,7 @@ class PjitAxisResources(Rule):
     # -------------------------------------------------------------------------------------
     def _keyword_finding(self, ctx: FileContext, kw: ast.keyword) -> Finding:
         start = ctx.offset(kw.lineno, kw.col_offset)
-        new = RENAMES[kw.arg]  # type: ignore[index]
+        new = AXIS_RESOURCES_RENAMES[kw.arg]  # type: ignore[index]
         fix = Fix("safe", edits=(Edit(start, start + len(kw.arg), new),))  # type: ignore[arg-type]
         return self.finding(ctx, kw, f"`{kw.arg}` was removed from pjit in JAX 0.4.14: use `{new}`", fix)
 
@@ -139,13 +139,13 @@ class PjitAxisResources(Rule):
             if only_use:
                 edit = _rename_key(ctx, key_node, key)
                 fix = Fix("safe", edits=(edit,))
-                yield self.finding(ctx, key_node, f"`{key}` reaches pjit through `**{value.id}`: use `{RENAMES[key]}`", fix)
+                yield self.finding(ctx, key_node, f"`{key}` reaches pjit through `**{value.id}`: use `{AXIS_RESOURCES_RENAMES[key]}`", fix)
             else:
                 yield self.finding(
                     ctx,
                     key_node,
                     f"`{key}` reaches pjit through `**{value.id}`, which is also used elsewhere: rename it by hand",
-                    suggestion=RENAMES[key],
+                    suggestion=AXIS_RESOURCES_RENAMES[key],
                 )
 
     def _dynamic_keys(self, ctx: FileContext, handled: set) -> Iterator[Finding]:
@@ -153,22 +153,22 @@ class PjitAxisResources(Rule):
         if not ctx.references(PJIT):
             return
         for const in ctx.nodes(ast.Constant):
-            if const.value in RENAMES and not _inside(ctx, const, handled):
+            if const.value in AXIS_RESOURCES_RENAMES and not _inside(ctx, const, handled):
                 yield self.finding(
                     ctx,
                     const,
                     f"the string {const.value!r} looks like a pjit keyword built at run time: rename it by hand",
-                    suggestion=repr(RENAMES[const.value]),
+                    suggestion=repr(AXIS_RESOURCES_RENAMES[const.value]),
                 )
         for call in [ctx.parent(n) for n in ctx.names("dict")]:
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "dict" and id(call) not in handled:
                 for kw in call.keywords:
-                    if kw.arg in RENAMES:
+                    if kw.arg in AXIS_RESOURCES_RENAMES:
                         yield self.finding(
                             ctx,
                             kw,
                             f"`dict({kw.arg}=...)` looks like pjit keywords built at run time: rename it by hand",
-                            suggestion=f"dict({RENAMES[kw.arg]}=...)",
+                            suggestion=f"dict({AXIS_RESOURCES_RENAMES[kw.arg]}=...)",
                         )
 
 
@@ -177,11 +177,11 @@ def _legacy_keys(ctx: FileContext, value: ast.expr) -> List[tuple]:
     found = []
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
         for kw in value.keywords:
-            if kw.arg in RENAMES:
+            if kw.arg in AXIS_RESOURCES_RENAMES:
                 found.append((kw, kw.arg))
     elif isinstance(value, ast.Dict):
         for key in value.keys:
-            if isinstance(key, ast.Constant) and key.value in RENAMES:
+            if isinstance(key, ast.Constant) and key.value in AXIS_RESOURCES_RENAMES:
                 found.append((key, key.value))
     return found
 
@@ -189,11 +189,11 @@ def _legacy_keys(ctx: FileContext, value: ast.expr) -> List[tuple]:
 def _rename_key(ctx: FileContext, node: ast.AST, key: str) -> Edit:
     if isinstance(node, ast.keyword):
         start = ctx.offset(node.lineno, node.col_offset)
-        return Edit(start, start + len(key), RENAMES[key])
+        return Edit(start, start + len(key), AXIS_RESOURCES_RENAMES[key])
     text = ctx.text(node)
     quote = text[-1]
     prefix = text[: text.index(quote)]  # keep string prefixes and quote style
-    return ctx.replace(node, f"{prefix}{quote}{RENAMES[key]}{quote}" if quote * 3 not in text else f"{prefix}{quote * 3}{RENAMES[key]}{quote * 3}")
+    return ctx.replace(node, f"{prefix}{quote}{AXIS_RESOURCES_RENAMES[key]}{quote}" if quote * 3 not in text else f"{prefix}{quote * 3}{AXIS_RESOURCES_RENAMES[key]}{quote * 3}")
 
 
 def _load_count(ctx: FileContext, name: str, scope) -> int:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from jaxmigrate.patterns.api_references import Reference
-from jaxmigrate.patterns.history_findings import HistoryRule
-from jaxmigrate.rules.base import Example, snippet
+from jaxmigrate.rules.base import Example, HistoryRule, snippet
 
 
 class RemovedPrivateName(HistoryRule):
