@@ -1,0 +1,133 @@
+"""The house's floors (issue 17): each package imports only from its own floor or below, no rule
+imports another rule, the layers above the rules reach them only through the registry, and no
+module-level import cycle exists. Read from the source with ``ast``, nothing is imported."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Dict, List, Set, Tuple
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "jaxmigrate"
+
+#: lowest first; a module may import modules of its own floor or a lower one
+FLOORS = [
+    {"jaxmigrate.core", "jaxmigrate.catalog"},
+    {"jaxmigrate.analysis"},
+    {"jaxmigrate.prefilter"},
+    {"jaxmigrate.patterns"},
+    {"jaxmigrate.rules"},
+    {"jaxmigrate.engine", "jaxmigrate.reporting"},
+    {"jaxmigrate.verify"},
+    {"jaxmigrate.cli", "jaxmigrate.__main__", "jaxmigrate"},
+]
+RULES_SHARED = {"jaxmigrate.rules", "jaxmigrate.rules.base"}  # the registry and the base classes
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> List[Tuple[str, int, bool]]:
+    """(imported jaxmigrate module, line, whether at module level) for each import in the file."""
+    tree = ast.parse(path.read_text())
+    top = {id(n) for n in tree.body} | {id(n) for stmt in tree.body if isinstance(stmt, (ast.If, ast.Try))
+                                         for n in ast.walk(stmt)}
+    guarded = {id(n) for stmt in tree.body if isinstance(stmt, ast.If) and "TYPE_CHECKING" in ast.dump(stmt.test)
+               for n in ast.walk(stmt)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            if name == "jaxmigrate" or name.startswith("jaxmigrate."):
+                found.append((name, node.lineno, id(node) in top and id(node) not in guarded))
+    return found
+
+
+MODULES: Dict[str, Path] = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _existing(name: str) -> str:
+    """The module an imported name lives in (``from m import f`` names ``m.f``, a function)."""
+    while name not in MODULES and "." in name:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _floor(module: str) -> int:
+    for level, packages in enumerate(FLOORS):
+        if any(module == p or module.startswith(p + ".") for p in packages if p != "jaxmigrate") or module in packages:
+            return level
+    raise AssertionError(f"{module} is on no floor: add its package to FLOORS")
+
+
+def test_imports_only_go_down():
+    wrong = []
+    for module, path in MODULES.items():
+        for name, line, _ in _imports(path):
+            target = _existing(name)
+            if target != "jaxmigrate" and _floor(target) > _floor(module):
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {module} imports {target}, a higher floor")
+    assert not wrong, "\n".join(dict.fromkeys(wrong))
+
+
+def test_no_rule_imports_another_rule_and_the_rest_use_the_registry():
+    wrong = []
+    for module, path in MODULES.items():
+        for name, line, _ in _imports(path):
+            target = _existing(name)
+            if not target.startswith("jaxmigrate.rules.") or target == module:
+                continue
+            if module.startswith("jaxmigrate.rules.") or module == "jaxmigrate.rules":
+                if module != "jaxmigrate.rules" and target not in RULES_SHARED:  # the registry imports every rule
+                    wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: rule module {module} imports {target}")
+            else:
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {module} reaches into {target}, "
+                             "not through the registry")
+    assert not wrong, "\n".join(dict.fromkeys(wrong))
+
+
+def test_no_import_cycle_at_module_level():
+    graph: Dict[str, Set[str]] = {}
+    for module, path in MODULES.items():
+        graph[module] = {t for t in (_existing(n) for n, _, top in _imports(path) if top) if t != module}
+    state: Dict[str, int] = {}
+    stack: List[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt.startswith(node + "."):
+                continue  # a package importing its own submodules (the registry) is how packages work
+            if state.get(nxt) == 1:
+                cycle = stack[stack.index(nxt):] + [nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
+
+
+def test_the_floor_check_would_see_an_upward_import(tmp_path):
+    """The checks above read what they claim to: an engine module's import of a rule module is
+    seen, with its line."""
+    sample = tmp_path / "x.py"
+    sample.write_text("import os\nfrom jaxmigrate.rules.base import Rule\n\ndef f():\n    from jaxmigrate.cli import main\n")
+    found = _imports(sample)
+    assert ("jaxmigrate.rules.base", 2, True) in found and ("jaxmigrate.cli", 5, False) in found
+    assert _floor("jaxmigrate.engine.pipeline") > _floor("jaxmigrate.rules.base") > _floor("jaxmigrate.analysis.context")
