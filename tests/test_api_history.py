@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from jaxmigrate.catalog import api_history
 from jaxmigrate.catalog.api_history import DATA, History, is_private, status, table
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -4,7 +4,6 @@ missing paths, where findings left by a fix that was not written are, counts, an
 from __future__ import annotations
 
 import os
-import signal
 from pathlib import Path
 
 import pytest

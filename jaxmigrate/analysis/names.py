@@ -301,5 +301,3 @@ class Resolver:
             bound = self._bound_anywhere = {name for s in self.scopes for name in s.bindings}
         return name in bound
 
-    def is_bound_at_module(self, name: str) -> bool:
-        return name in self.module_scope.bindings

@@ -69,7 +69,6 @@ MOVES += tuple(
 )
 
 BY_OLD: Dict[str, Move] = {m.old: m for m in MOVES}
-MODULE_MOVES: Tuple[Move, ...] = tuple(m for m in MOVES if m.module)
 
 # `import X` of a removed submodule whose names live on in its parent: `import jax.config`
 # (deprecated 0.4.25, gone in 0.4.29) becomes `import jax`.
@@ -104,12 +103,3 @@ def best_for_uses(move: Move, target: Optional[Tuple[int, ...]]) -> str:
     if move.prefer and move.prefer_since and (target is None or target >= version(move.prefer_since)):
         return move.prefer
     return move.new
-
-
-def lookup(qualname: Optional[str]) -> Optional[Move]:
-    """The move for a qualified name: exactly, or through a moved module prefix."""
-    if qualname is None:
-        return None
-    if qualname in BY_OLD:
-        return BY_OLD[qualname]
-    return None

@@ -10,7 +10,6 @@ import difflib
 import os
 import sys
 import threading
-import traceback
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -98,7 +97,6 @@ class RuleError(Exception):
     def __init__(self, code: str, exc: BaseException) -> None:
         super().__init__(f"internal error in rule {code}: {type(exc).__name__}: {exc}")
         self.code = code
-        self.detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
 
 
 def active_rules(data: bytes, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:

@@ -34,7 +34,7 @@ _work: tuple = ((), None)  # the run's pending (index, file) pairs and settings,
 # that workers inherit with a pool): a file is processed (and written) whole, or not started
 _stop = None
 
-Outcome = Tuple[int, FileResult, Optional[tuple]]
+Processed = Tuple[int, FileResult, Optional[tuple]]
 _BARE_FIX = {"safe": Fix("safe"), "unsafe": Fix("unsafe")}
 
 
@@ -86,7 +86,7 @@ def _reported(findings: List[Finding]) -> List[Finding]:
     return [f if f.fix is None else replace(f, fix=_BARE_FIX.get(f.fix.safety) or Fix(f.fix.safety)) for f in findings]
 
 
-def _chunk(args) -> List[Outcome]:
+def _chunk(args) -> List[Processed]:
     from jaxmigrate.rules import BY_CODE
 
     indexed, settings = args
@@ -130,7 +130,7 @@ def _resume_gc(now: bool = False) -> None:
         gc.enable()
 
 
-def _span(bounds: Tuple[int, int]) -> List[Outcome]:
+def _span(bounds: Tuple[int, int]) -> List[Processed]:
     """The chunk ``pending[start:stop]`` of the run's work, which a worker holds from its start
     (inherited, or pickled once): a task sends two numbers instead of its files' paths."""
     pending, settings = _work
@@ -266,7 +266,7 @@ def _ctrl_c(shared=None) -> Iterator[list]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _collect(outcomes: List[Outcome], files, results, cache, progress, done: int) -> int:
+def _collect(outcomes: List[Processed], files, results, cache, progress, done: int) -> int:
     for i, result, key in outcomes:
         results[i] = result
         if key is not None and cache is not None:

@@ -21,7 +21,7 @@ JIT = "jax.jit"
 POSITIONAL = ("in_shardings", "out_shardings", "static_argnums", "donate_argnums")
 SHARDINGS = {"in_shardings": "in_shardings", "out_shardings": "out_shardings", **AXIS_RESOURCES_RENAMES}
 LEGACY = tuple(AXIS_RESOURCES_RENAMES)
-SINCE = "0.8.0"  # pjit deprecated; jax.jit with shardings and jax.set_mesh (0.7.1) exist there
+PJIT_DEPRECATED_SINCE = "0.8.0"  # pjit deprecated; jax.jit with shardings and jax.set_mesh (0.7.1) exist there
 
 
 @dataclass
@@ -152,7 +152,7 @@ def module_blocker(ctx: FileContext) -> Optional[str]:
 
 
 def _module_blocker(ctx: FileContext) -> Optional[str]:
-    if not ctx.target_at_least(SINCE):
+    if not ctx.target_at_least(PJIT_DEPRECATED_SINCE):
         return "the target JAX still has pjit undeprecated" if pjit_uses(ctx) else None
     for use in pjit_uses(ctx):
         why = blocker(ctx, use)

@@ -21,7 +21,7 @@ MESH_CONSTRUCTORS = (
     "jax.interpreters.pxla.Mesh",
     "jax.make_mesh",
 )
-SET_MESH = ("jax.set_mesh", "jax.sharding.set_mesh", "jax.sharding.use_mesh")
+SET_MESH_SPELLINGS = ("jax.set_mesh", "jax.sharding.set_mesh", "jax.sharding.use_mesh")
 # where inserting a statement before the call would change when the arguments are evaluated
 _DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.IfExp, ast.BoolOp)
 _SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
@@ -125,7 +125,7 @@ def _mesh_variables(ctx: FileContext, scope, meshes: dict) -> List[str]:
 
 def set_mesh_argument(ctx: FileContext, expr: ast.expr) -> Optional[ast.expr]:
     """The mesh of ``jax.set_mesh(mesh)`` (what JM702 makes of ``with mesh:``), else None."""
-    if isinstance(expr, ast.Call) and len(expr.args) == 1 and ctx.qualname(expr.func) in SET_MESH:
+    if isinstance(expr, ast.Call) and len(expr.args) == 1 and ctx.qualname(expr.func) in SET_MESH_SPELLINGS:
         return expr.args[0]
     return None
 

@@ -7,24 +7,24 @@ from typing import Dict, Iterable, List, Optional, Sequence, Type
 from jaxmigrate.prefilter import anchors_of
 from jaxmigrate.rules.base import Rule
 from jaxmigrate.rules.deprecated_jax_name import DeprecatedJaxName
-from jaxmigrate.rules.device_put import DevicePutPmap
+from jaxmigrate.rules.device_put_sharded import DevicePutSharded
 from jaxmigrate.rules.from_gda import FromGda
 from jaxmigrate.rules.gda_attributes import GdaAttributes
 from jaxmigrate.rules.gda_construction import GdaConstruction
-from jaxmigrate.rules.host_local import HostLocalInputs
+from jaxmigrate.rules.host_local_inputs import HostLocalInputs
 from jaxmigrate.rules.jax_array_config import JaxArrayConfig
-from jaxmigrate.rules.jit import PjitToJit
+from jaxmigrate.rules.pjit_to_jit import PjitToJit
 from jaxmigrate.rules.live_buffers import LiveBuffers
 from jaxmigrate.rules.mesh_context import MeshContext
 from jaxmigrate.rules.moved_names import MovedName, RemovedMapsApi, TreeAliases
 from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
 from jaxmigrate.rules.positional_sharding import PositionalSharding
 from jaxmigrate.rules.removed_jax_name import RemovedJaxName
-from jaxmigrate.rules.removed_private_name import RemovedPrivateName
-from jaxmigrate.rules.shard_map import ShardMap
-from jaxmigrate.rules.sharding_constraint import ShardingConstraintAxisResources
+from jaxmigrate.rules.removed_private_jax_name import RemovedPrivateJaxName
+from jaxmigrate.rules.experimental_shard_map import ExperimentalShardMap
+from jaxmigrate.rules.sharding_constraint_axis_resources import ShardingConstraintAxisResources
 
-ALL_RULES: Sequence[Type[Rule]] = (
+ALL_RULES: Sequence[Type[Rule]] = (  # in code order
     PjitAxisResources,
     ShardingConstraintAxisResources,
     MovedName,
@@ -32,18 +32,18 @@ ALL_RULES: Sequence[Type[Rule]] = (
     JaxArrayConfig,
     LiveBuffers,
     GdaConstruction,
+    GdaAttributes,
     FromGda,
     HostLocalInputs,
     TreeAliases,
-    ShardMap,
-    GdaAttributes,
+    ExperimentalShardMap,
     PjitToJit,
     MeshContext,
     PositionalSharding,
-    DevicePutPmap,
+    DevicePutSharded,
     RemovedJaxName,
     DeprecatedJaxName,
-    RemovedPrivateName,
+    RemovedPrivateJaxName,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
 #: the names the hand-written rules migrate (``Rule.owns``)

@@ -13,8 +13,8 @@ from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.patterns.jit_plan import mesh_withs, module_blocker, uses_jax
 from jaxmigrate.analysis.statements import insert_before
 
-SET_MESH = "jax.set_mesh"
-SINCE = "0.7.1"
+SET_MESH_NAME = "jax.set_mesh"
+SET_MESH_SINCE = "0.7.1"
 # a `with` statement: it starts a line (no compound statement follows `;` or `:` on one line);
 # searched from the literal (a pattern that starts at `^` tries every line: 4x slower)
 _WITH_WORD = re.compile(rb"with\b")
@@ -68,7 +68,7 @@ class MeshContext(Rule):
     def wants(cls, data) -> bool:
         return super().wants(data) and has_with_statement(raw(data))
     deprecated_in = "0.10.1"
-    replacement_since = SINCE
+    replacement_since = SET_MESH_SINCE
     examples = (
         Example(
             snippet("""
@@ -189,7 +189,7 @@ class MeshContext(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.target_at_least(SINCE) or not uses_jax(ctx):
+        if not ctx.target_at_least(SET_MESH_SINCE) or not uses_jax(ctx):
             return
         message = ("`with mesh:` is deprecated since JAX 0.10.1 and gives `jax.jit` no mesh for bare "
                    "PartitionSpecs: use `with jax.set_mesh(mesh):`")
@@ -205,7 +205,7 @@ class MeshContext(Rule):
 
     @staticmethod
     def _fix(ctx: FileContext, node: ast.stmt, item: ast.withitem) -> Fix:
-        set_mesh, imports = ctx.reference(SET_MESH, at=node, dotted=True)
+        set_mesh, imports = ctx.reference(SET_MESH_NAME, at=node, dotted=True)
         expr, bound = item.context_expr, item.optional_vars
         if bound is None:
             return Fix("unsafe", edits=(ctx.replace(expr, f"{set_mesh}({ctx.text(expr)})"),), add_imports=imports)

@@ -8,9 +8,9 @@ from typing import Iterator, List, Optional
 from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.patterns.gda import PJIT
 from jaxmigrate.patterns.pjit_calls import AXIS_RESOURCES_RENAMES
 
-PJIT = "jax.experimental.pjit.pjit"
 
 
 class PjitAxisResources(Rule):

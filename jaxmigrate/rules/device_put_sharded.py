@@ -18,7 +18,7 @@ MESH = "jax.sharding.Mesh"
 PURE_DEVICES = ("jax.devices", "jax.local_devices")
 
 
-class DevicePutPmap(Rule):
+class DevicePutSharded(Rule):
     """
     ## What it does
     Rewrites `jax.device_put_sharded(shards, devices)` to
@@ -42,7 +42,7 @@ class DevicePutPmap(Rule):
     """
 
     code = "JM704"
-    name = "device-put-pmap"
+    name = "device-put-sharded"
     summary = "`jax.device_put_sharded`/`device_put_replicated` → `jax.device_put` with a `NamedSharding`"
     fix_safety = "unsafe"
     triggers = (b"device_put_sharded", b"device_put_replicated")

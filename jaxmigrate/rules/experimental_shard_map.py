@@ -14,7 +14,7 @@ MODERN = "jax.shard_map"
 POSITIONAL = ("mesh", "in_specs", "out_specs", "check_rep", "auto")
 
 
-class ShardMap(Rule):
+class ExperimentalShardMap(Rule):
     """
     ## What it does
     Rewrites `jax.experimental.shard_map.shard_map(f, mesh, in_specs, out_specs, check_rep=...,

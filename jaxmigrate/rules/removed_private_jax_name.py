@@ -6,7 +6,7 @@ from jaxmigrate.patterns.api_references import Reference
 from jaxmigrate.rules.base import Example, HistoryRule, snippet
 
 
-class RemovedPrivateName(HistoryRule):
+class RemovedPrivateJaxName(HistoryRule):
     """
     ## What it does
     Reports each reference to a private JAX name (`jax._src...`, or any part starting with

@@ -9,7 +9,7 @@ from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
 from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.patterns.gda import spec_source
-from jaxmigrate.patterns.jit_plan import JIT, POSITIONAL, SHARDINGS, SINCE, PjitUse, blocker, kwargs_entries, module_blocker, pjit_uses
+from jaxmigrate.patterns.jit_plan import JIT, POSITIONAL, SHARDINGS, PJIT_DEPRECATED_SINCE, PjitUse, blocker, kwargs_entries, module_blocker, pjit_uses
 
 class PjitToJit(Rule):
     """
@@ -42,8 +42,8 @@ class PjitToJit(Rule):
     summary = "`jax.experimental.pjit.pjit` → `jax.jit` (keyword-only options, legacy `None` → `P()`)"
     fix_safety = "unsafe"
     triggers = (b"pjit",)
-    deprecated_in = SINCE
-    replacement_since = SINCE
+    deprecated_in = PJIT_DEPRECATED_SINCE
+    replacement_since = PJIT_DEPRECATED_SINCE
     examples = (
         Example(
             snippet("""
@@ -105,7 +105,7 @@ class PjitToJit(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.target_at_least(SINCE):
+        if not ctx.target_at_least(PJIT_DEPRECATED_SINCE):
             return
         message = "`jax.experimental.pjit.pjit` is deprecated since JAX 0.8.0: use `jax.jit`"
         held = module_blocker(ctx)
