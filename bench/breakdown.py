@@ -25,10 +25,10 @@ def main() -> None:
     parser.add_argument("paths", nargs="+", type=Path)
     args = parser.parse_args()
 
-    from jaxmigrate.engine.pipeline import active_rules
-    from jaxmigrate.rules import ALL_RULES
     from jaxmigrate.analysis.context import FileContext
     from jaxmigrate.analysis.scopes import walk
+    from jaxmigrate.engine.pipeline import active_rules
+    from jaxmigrate.rules import ALL_RULES
 
     gc.disable()
     files = sorted(p for root in args.paths for p in ([root] if root.is_file() else root.rglob("*.py")))

@@ -201,7 +201,8 @@ def report(result: dict) -> str:
     lines.append(f"fix / ast.parse: {ratio:.1f}x wall, {m['fix']['cpu'] / m['parse']['cpu']:.1f}x cpu "
                  f"(goal <= {GOALS['fix']:g}x: {verdict(ratio <= GOALS['fix'])})")
     peak = max(m[k]["tree_rss_mb"] for k in ("cold", "warm", "fix", "one_file"))
-    lines.append(f"peak memory, all processes: {peak:.0f} MB (goal <= {GOALS['rss_mb']:g} MB: {verdict(peak <= GOALS['rss_mb'])})")
+    lines.append(f"peak memory, all processes: {peak:.0f} MB "
+                 f"(goal <= {GOALS['rss_mb']:g} MB: {verdict(peak <= GOALS['rss_mb'])})")
     one = m["one_file"]["wall"]
     lines.append(f"one-file check: {one:.2f} s (goal <= {GOALS['one_file_s']:g} s: {verdict(one <= GOALS['one_file_s'])})")
     return "\n".join(lines)

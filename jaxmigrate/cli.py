@@ -44,7 +44,8 @@ def common_options(func):
                      help="The JAX version the code should run on; auto: the project's jax requirement (a range's "
                           "floor), else the installed jax [default: $JAXMIGRATE_TARGET_JAX, else target-jax in pyproject.toml, "
                           "else latest]."),
-        click.option("--no-cache", is_flag=True, help="Do not read or write the result cache (.jaxmigrate_cache/ in the project root)."),
+        click.option("--no-cache", is_flag=True,
+                     help="Do not read or write the result cache (.jaxmigrate_cache/ in the project root)."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: CPU count]."),
         click.option("--format", "output_format", type=click.Choice(["text", "json", "github", "sarif"]), default="text",
                      show_default=True, help="github: workflow annotations; sarif: SARIF 2.1.0 for code scanning."),
@@ -261,7 +262,8 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
                             unsafe_fixes=unsafe_fixes, no_cache=no_cache, options=options)
     if options.get("stdin") and not diff:  # the fixed code to stdout, what is left to stderr (like ruff)
         result = results[0]
-        click.echo((result.new_bytes or b"").decode("utf-8") if result.new_bytes is not None else options["stdin"].decode("utf-8"), nl=False)
+        out = result.new_bytes if result.new_bytes is not None else options["stdin"]
+        click.echo(out.decode("utf-8"), nl=False)
         if result.fixed_findings is not None:
             result.findings = result.fixed_findings
         output_format = output_format if output_file else "text"

@@ -363,7 +363,7 @@ class Release:
                 if (name in exported) if exported is not None else not name.startswith("_"):
                     names[name] = binding if binding[0] != "def" else ("import", f"{star}.{name}")
         names.update(summary.bindings)
-        for name, (message, obj) in summary.deprecations.items():
+        for name, (_message, obj) in summary.deprecations.items():
             if obj and name not in names:
                 names[name] = ("alias", obj) if obj != "?" else ("def", "")
         self._namespaces[module] = names
@@ -516,7 +516,8 @@ def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, lis
 def container_members(present: List[int], kinds_at: Dict[int, str]) -> Dict[str, List[int]]:
     """The releases in which a module-level registry's container methods exist (``.add`` of a
     set), where it stopped being that container in a release that still had it
-    (``lowerable_effects`` became an ``EffectTypeSet``); {} where it never did. A release whose source does not tell keeps the type before it."""
+    (``lowerable_effects`` became an ``EffectTypeSet``); {} where it never did.
+    A release whose source does not tell keeps the type before it."""
     current, has = "", {}  # type: Tuple[str, Dict[str, List[int]]]
     for index in present:
         current = kinds_at.get(index, current)

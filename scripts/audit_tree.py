@@ -29,7 +29,8 @@ import tokenize
 from pathlib import Path
 
 LEGACY = re.compile(
-    r"\b(in_axis_resources|out_axis_resources|with_sharding_constraint\(.*\baxis_resources\s*=|experimental\.maps\b|experimental import maps\b"
+    r"\b(in_axis_resources|out_axis_resources|with_sharding_constraint\(.*\baxis_resources\s*="
+    r"|experimental\.maps\b|experimental import maps\b"
     r"|from jax\.experimental\.maps\b|experimental\.PartitionSpec|experimental import [^\n]*PartitionSpec"
     r"|pjit\.PartitionSpec|pjit import [^\n]*PartitionSpec|pxla\.PartitionSpec|pxla import [^\n]*PartitionSpec"
     r"|pjit\.NamedSharding|pjit import [^\n]*NamedSharding|MeshPspecSharding|OpShardingSharding|gda_serialization"

@@ -37,8 +37,9 @@ first missing part (`hcb.call` with `jax.experimental.host_callback` gone report
 
 Public = no part of the name starts with `_` (so no `jax._src`); private references are counted
 separately (listed with `--private`). `jax.tests.*`, `jax.examples.*` (jax-ml/jax's own folders
-beside the package, imported by its tests) are no JAX names: counted as `repo_local` only. A reference inside a `try:` whose handler catches
-ImportError/AttributeError/Exception (or everything) is still counted, and marked "guarded".
+beside the package, imported by its tests) are no JAX names: counted as `repo_local` only.
+A reference inside a `try:` whose handler catches ImportError/AttributeError/Exception (or everything)
+is still counted, and marked "guarded".
 
 Output: one line per missing public reference, `path:line: qualified.name` (sorted), then (with
 `--reported`) the unreported ones, then one last line of `key=value` totals:

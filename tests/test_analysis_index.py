@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from jaxmigrate.engine import apply, pipeline
-from jaxmigrate.engine.pipeline import Settings, transform
-from jaxmigrate.rules import ALL_RULES, ANCHORS, BY_CODE
-from jaxmigrate.prefilter import Presence
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.scopes import walk
+from jaxmigrate.engine import apply, pipeline
+from jaxmigrate.engine.pipeline import Settings, transform
+from jaxmigrate.prefilter import Presence
+from jaxmigrate.rules import ALL_RULES, ANCHORS, BY_CODE
 from tests.conftest import run
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -15,7 +15,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import api_history as generator  # noqa: E402  (scripts/api_history.py)
 
-
 # the generator, on a made-up JAX with three releases ------------------------------------------
 RELEASES = {
     "0.1.0": {
@@ -34,7 +33,8 @@ RELEASES = {
         "jax/__init__.py": "from jax._src.core import thing\nfrom jax import numpy as numpy\n",
         "jax/_src/__init__.py": "",
         "jax/_src/core.py": ("import warnings\ndef thing(): pass\n"
-                              "def old_fn():\n    warnings.warn('jax.old_fn is deprecated: use jax.thing', DeprecationWarning)\n"),
+                              "def old_fn():\n"
+                              "    warnings.warn('jax.old_fn is deprecated: use jax.thing', DeprecationWarning)\n"),
         "jax/numpy/__init__.py": (
             "from jax._src.core import old_fn as old_fn\n"
             "def prod(): pass\n"

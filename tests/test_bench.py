@@ -68,7 +68,8 @@ def test_breakdown_names_every_phase(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["breakdown.py", str(tmp_path)])
     breakdown.main()
     out = capsys.readouterr().out
-    for phase in ("prefilter, every file", "ast.parse, files that pass", "the one walk", "resolved names", "rule JM", "floor:", "total"):
+    for phase in ("prefilter, every file", "ast.parse, files that pass", "the one walk", "resolved names", "rule JM", "floor:",
+                  "total"):
         assert phase in out, out
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxmigrate.engine import cache as cache_module
-from jaxmigrate.engine import runner
+from jaxmigrate.engine import cache as cache_module, runner
 from jaxmigrate.engine.cache import Cache
 from jaxmigrate.engine.discovery import SourceFile
 from jaxmigrate.engine.pipeline import Settings

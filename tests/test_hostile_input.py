@@ -4,8 +4,8 @@ are in tests/test_cli.py)."""
 
 from __future__ import annotations
 
-import re
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -58,7 +58,8 @@ def test_deeply_nested_expression(tmp_path):
     deep = ("x = " + "(" * 5000 + "1" + ")" * 5000 + "\n" + LEGACY).encode()
     nested = _tree(tmp_path, "deep.py", deep)
     result = _fix(tmp_path)
-    assert result.exit_code == 2 and re.search(r"deep.py:1:\d+: JM000 could not parse", result.output)  # too deep for Python's parser: where it gave up
+    # too deep for Python's parser: where it gave up
+    assert result.exit_code == 2 and re.search(r"deep.py:1:\d+: JM000 could not parse", result.output)
     assert nested.read_bytes() == deep and (tmp_path / "ok.py").read_text() == FIXED
 
 

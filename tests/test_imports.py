@@ -3,9 +3,9 @@ names' lines with the names (engine/imports.py, analysis/statements.py)."""
 
 from __future__ import annotations
 
-from jaxmigrate.engine.imports import fix_imports
-from jaxmigrate.core.findings import ImportRef
 from jaxmigrate.analysis.statements import alias_comments, render_import_from
+from jaxmigrate.core.findings import ImportRef
+from jaxmigrate.engine.imports import fix_imports
 
 MULTI = '''\
 from jax.experimental.pjit import (
@@ -75,7 +75,8 @@ def test_a_from_import_joins_the_same_modules_statement_in_order():
     assert _add(src, ImportRef("jax.sharding", "Mesh"), ImportRef("jax.sharding", "SingleDeviceSharding")) == (
         "import jax\nfrom jax.sharding import Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding\n\nx = 1\n")
     commented = src.replace("as P\n", "as P  # specs\n")  # the comment speaks of its line's names
-    assert _add(commented, ImportRef("jax.sharding", "Mesh")) == commented.replace("\n\nx", "\nfrom jax.sharding import Mesh\n\nx")
+    expected = commented.replace("\n\nx", "\nfrom jax.sharding import Mesh\n\nx")
+    assert _add(commented, ImportRef("jax.sharding", "Mesh")) == expected
 
 
 def test_a_from_import_joins_a_parenthesized_statement_on_a_line_of_its_own():

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.core.findings import Finding
 from jaxmigrate.engine.pipeline import Settings, transform
 from jaxmigrate.engine.suppression import _NOQA_TEXT, _lines_of, unsuppressed
 from jaxmigrate.rules import ALL_RULES
-from jaxmigrate.core.findings import Finding
-from jaxmigrate.analysis.context import FileContext
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 

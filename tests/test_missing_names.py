@@ -12,10 +12,10 @@ import importlib.util
 import io
 import json
 import os
-import textwrap
-import warnings
 import sys
+import textwrap
 import types
+import warnings
 from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec
 from pathlib import Path

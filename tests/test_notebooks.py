@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from jaxmigrate.cli import main

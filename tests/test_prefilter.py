@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from jaxmigrate.analysis.names import name_triggers
 from jaxmigrate.engine.pipeline import active_rules, analyse
 from jaxmigrate.rules import ALL_RULES, BY_CODE
-from jaxmigrate.analysis.names import name_triggers
 from tests.conftest import run
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -9,8 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from jaxmigrate.engine.pipeline import Settings, active_rules, transform
 from jaxmigrate.rules import ALL_RULES

@@ -12,7 +12,8 @@ def test_bare_noqa_silences_the_line():
 
 
 def test_noqa_with_codes_silences_only_those():
-    src = LEGACY + "f = pjit(abs, in_axis_resources=None)  # noqa: JM2\nfrom jax.experimental import PartitionSpec  # noqa: JM201\n"
+    src = (LEGACY + "f = pjit(abs, in_axis_resources=None)  # noqa: JM2\n"
+           "from jax.experimental import PartitionSpec  # noqa: JM201\n")
     out = run(src, fix=False)
     assert sorted(f.code for f in out.findings) == ["JM101", "JM701"]  # JM701: pjit itself, for the latest target
     fixed = run(src)
@@ -33,8 +34,8 @@ def test_skip_file():
 def test_a_noqa_for_other_tools_costs_no_tokenizing(monkeypatch):
     """`# noqa: F401` on a line jaxmigrate reports silences nothing of ours: the module is not
     tokenized to find out whether it is a comment (on JAX's own tests that was a tenth of check)."""
-    from jaxmigrate.engine import suppression
     from jaxmigrate.core.findings import Finding
+    from jaxmigrate.engine import suppression
 
     def fail(*args):
         raise AssertionError("tokenized")

@@ -15,8 +15,8 @@ from typing import Optional, Set
 
 import pytest
 
-from jaxmigrate.rules import ALL_RULES
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.rules import ALL_RULES
 from tests.conftest import run
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
@@ -96,7 +96,8 @@ def test_no_name_the_target_lacks(source):
                 continue
             since, until = known
             if target < _version(since) or (until and target >= _version(until)):
-                problems.append(f"{'.'.join(map(str, target))}: {name} exists from {since}" + (f" until {until}" if until else ""))
+                problems.append(f"{'.'.join(map(str, target))}: {name} exists from {since}"
+                                + (f" until {until}" if until else ""))
     assert not problems, "\n".join(problems)
 
 

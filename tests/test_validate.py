@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
-from jaxmigrate.engine.validate import check_compiles
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.engine.validate import check_compiles
 
 BEFORE = textwrap.dedent('''\
     """Module docstring."""

@@ -106,7 +106,8 @@ def test_fix_verify_refuses_a_divergent_fix(tmp_path, monkeypatch):
         finding = original(self, ctx, kw)
         start, end = ctx.span(kw.value)
         bad = ctx.text(kw.value).replace('"dp"', '"mp"')
-        return type(finding)(**{**finding.__dict__, "fix": Fix("safe", edits=(*finding.fix.edits, type(finding.fix.edits[0])(start, end, bad)))})
+        edits = (*finding.fix.edits, type(finding.fix.edits[0])(start, end, bad))
+        return type(finding)(**{**finding.__dict__, "fix": Fix("safe", edits=edits)})
 
     monkeypatch.setattr(PjitAxisResources, "_keyword_finding", wrong)
     case = FIXTURES / "JM101" / "partial_decorator"

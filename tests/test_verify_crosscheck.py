@@ -2,7 +2,8 @@
 
 jax==0.4.13 is the oldest jaxlib on PyPI and still has pjit's `in_axis_resources` (positional
 and keyword; not `None` specs: 0.4.13 changed their meaning (measured here); and no
-longer the experimental names of Mesh/PartitionSpec, so the program uses `jax.sharding`). The same program runs under a real 0.4.13 in its own venv and under
+longer the experimental names of Mesh/PartitionSpec, so the program uses `jax.sharding`).
+The same program runs under a real 0.4.13 in its own venv and under
 jaxmigrate's legacy runtime on the installed JAX; shapes, values and shard layouts must agree.
 The venv is built once under ~/.cache (about 20 s); the test skips where it cannot be built.
 """

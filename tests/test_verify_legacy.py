@@ -27,8 +27,7 @@ from jaxmigrate.verify.legacy import install  # noqa: E402
 
 install()
 
-from jax.experimental import PartitionSpec as P  # noqa: E402
-from jax.experimental import maps  # noqa: E402
+from jax.experimental import PartitionSpec as P, maps  # noqa: E402
 from jax.experimental.global_device_array import GlobalDeviceArray, Shard, get_shard_indices  # noqa: E402
 from jax.experimental.pjit import FROM_GDA, pjit, with_sharding_constraint  # noqa: E402
 from jax.sharding import NamedSharding  # noqa: E402
@@ -158,7 +157,7 @@ def test_attributes_and_shards(mesh):
     gda.delete()
     assert gda.is_deleted()
     with pytest.raises(RuntimeError, match="has been deleted"):
-        gda.local_shards
+        gda.local_shards  # noqa: B018 - the attribute access is what must raise
 
 
 def test_replicated_gda(mesh):

@@ -234,7 +234,8 @@ def test_legacy_side_raising_is_undecidable(tmp_path):
     before = LEGACY + "out = pjit(lambda a: a, P('x'), P('x'))(x)  # no mesh at the call\n"
     after = MODERN + "out = jax.jit(lambda a: a)(x)\n"
     verdict = _pair(tmp_path, before, after)
-    _expect(verdict, "undecidable", "the before side raised under the legacy runtime: RuntimeError: pjit requires a non-empty mesh")
+    _expect(verdict, "undecidable",
+            "the before side raised under the legacy runtime: RuntimeError: pjit requires a non-empty mesh")
     assert verdict.exit_code == 2
 
 

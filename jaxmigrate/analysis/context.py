@@ -10,10 +10,10 @@ import threading
 from functools import cached_property
 from typing import Dict, Iterator, List, Optional, Tuple, Type, TypeVar
 
-from jaxmigrate.core.findings import Edit, ImportRef
-from jaxmigrate.catalog.moves import BY_OLD
 from jaxmigrate.analysis.names import Resolver, canonical
 from jaxmigrate.analysis.scopes import Walk, walk
+from jaxmigrate.catalog.moves import BY_OLD
+from jaxmigrate.core.findings import Edit, ImportRef
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 N = TypeVar("N", bound=ast.AST)

@@ -19,9 +19,9 @@ if TYPE_CHECKING:  # pragma: no cover - LibCST is imported only when a fix runs
     import libcst as cst
 
 
-from jaxmigrate.core.findings import Edit, StatementEdit
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.statements import delete_statement, newline
+from jaxmigrate.core.findings import Edit, StatementEdit
 
 
 def _statements(block: "Union[cst.IndentedBlock, cst.SimpleStatementSuite]") -> "List[cst.BaseStatement]":

@@ -6,9 +6,8 @@ import ast
 import re
 from typing import Dict, List, Optional, Tuple
 
-
-from jaxmigrate.core.findings import Edit
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.core.findings import Edit
 
 
 def statement_prefix(ctx: FileContext, node: ast.stmt) -> str:

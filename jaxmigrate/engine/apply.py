@@ -11,10 +11,10 @@ import bisect
 import re
 from typing import Iterable, List, Optional, Sequence, Tuple
 
-from jaxmigrate.engine.imports import drops_before_edits, fix_imports
-from jaxmigrate.engine.validate import check_compiles
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Edit, Fix, StatementEdit
+from jaxmigrate.engine.imports import drops_before_edits, fix_imports
+from jaxmigrate.engine.validate import check_compiles
 
 
 class FixError(Exception):

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from jaxmigrate import __version__
-from jaxmigrate.engine.writer import write_atomic
 from jaxmigrate.core.findings import Finding, Fix
+from jaxmigrate.engine.writer import write_atomic
 
 FOLDER = ".jaxmigrate_cache"
 _MAGIC = b"JMC2"

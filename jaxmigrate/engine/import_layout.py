@@ -18,9 +18,9 @@ import re
 import sys
 from typing import Dict, List, Optional, Tuple
 
-from jaxmigrate.core.findings import Edit, ImportRef
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.statements import delete_statement, newline, statement_prefix, trailing_text
+from jaxmigrate.core.findings import Edit, ImportRef
 
 _STDLIB = frozenset(sys.stdlib_module_names)
 FUTURE, STDLIB, OTHER, LOCAL = range(4)

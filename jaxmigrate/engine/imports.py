@@ -15,10 +15,10 @@ import itertools
 import re
 from typing import List, Optional, Sequence
 
-from jaxmigrate.engine.import_layout import line_after, import_edits, is_docstring, leading_imports, splice
-from jaxmigrate.core.findings import Edit, ImportRef
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.statements import delete_statement, newline, render_without_names, statement_prefix
+from jaxmigrate.core.findings import Edit, ImportRef
+from jaxmigrate.engine.import_layout import import_edits, is_docstring, leading_imports, line_after, splice
 
 
 def fix_imports(source: str, adds: Sequence[ImportRef], drops: Sequence[ImportRef]) -> str:

@@ -15,14 +15,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import List, Optional, Sequence, Set, Tuple, Type
 
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.core.findings import Finding
 from jaxmigrate.engine.apply import FixError, apply_round
 from jaxmigrate.engine.import_layout import join_written_imports
 from jaxmigrate.engine.source import decode
 from jaxmigrate.engine.suppression import skips_file, unsuppressed
 from jaxmigrate.engine.writer import NotWritten, refusal, write_fixed
-from jaxmigrate.core.findings import Finding
 from jaxmigrate.rules import Rule
-from jaxmigrate.analysis.context import FileContext
 
 MAX_ROUNDS = 10
 # A file too deep for the default recursion limit (the rules' ast walks, LibCST, ``compile``) is
@@ -341,7 +341,7 @@ def _deep_retry(work, *args):
             threading.stack_size(size)
         thread.join()
     except (ValueError, RuntimeError):  # no thread with such a stack here: the first error stands
-        raise first
+        raise first  # noqa: B904 - the recursion error is the one to report, chained as it was
     finally:
         sys.setrecursionlimit(limit)
     if "error" in outcome:
@@ -391,7 +391,8 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
     except RecursionError as exc:
         result.error = f"too deeply nested to process ({type(exc).__name__}: {exc})"
     except MemoryError as exc:  # how Python's parser reports its own nesting limit
-        result.error = f"too deeply nested for Python's parser, or out of memory ({type(exc).__name__}: {exc})".replace(": )", ")")
+        result.error = (f"too deeply nested for Python's parser, or out of memory ({type(exc).__name__}: {exc})"
+                        .replace(": )", ")"))
     except Exception as exc:  # noqa: BLE001 - any other failure (an engine bug) is this file's error too
         result.error = f"internal error: {type(exc).__name__}: {exc}"
     if result.error:

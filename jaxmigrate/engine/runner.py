@@ -19,11 +19,11 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.core.findings import Finding, Fix
 from jaxmigrate.engine.discovery import SourceFile
 from jaxmigrate.engine.pipeline import FileResult, Settings, active_rules, prefilter_input, process
 from jaxmigrate.engine.suppression import skips_file
-from jaxmigrate.core.findings import Finding, Fix
-from jaxmigrate.analysis.context import FileContext
 
 # Below this many files a process pool costs more than it saves.
 MIN_PARALLEL = 8

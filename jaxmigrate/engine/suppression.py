@@ -62,7 +62,7 @@ def unsuppressed(findings: List, source: str) -> List:
     if "\r" not in source and not any(f.line in candidates for f in findings):  # no finding where noqa is
         return findings
     if "\r" not in source and not _could_silence(findings, source, candidates):
-        return findings  # e.g. `# noqa: F401` on an import jaxmigrate reports: no need to tokenize
+        return findings  # e.g. a noqa naming only F401 on an import jaxmigrate reports: no need to tokenize
     lines = noqa_lines(source)
     if not lines:
         return findings

@@ -12,8 +12,8 @@ statements a round did not touch were there before: they are the user's, not a f
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 from typing import Iterator, List, Optional, Sequence, Tuple
 
@@ -86,7 +86,8 @@ def _future_flags(tree: ast.Module) -> int:
 def _future_placement(tree: ast.Module) -> None:
     """``from __future__`` imports only after the docstring and each other, as Python requires."""
     body: List[ast.stmt] = list(tree.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+    if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)):
         body = body[1:]
     leading = True
     for stmt in body:

@@ -2,8 +2,8 @@
 
 A reference is an import (``from jax.numpy import product``, ``import jax.lib.xla_bridge``), a
 use: the longest attribute chain that resolves (``jnp.product``, ``hcb.id_print``), or a name a
-``from`` import bound, or an option named to ``jax.config.update``. Names are taken as spelled (``jax.lib.xla_bridge``, not the internal path
-the resolver maps it to for the hand-written rules).
+``from`` import bound, or an option named to ``jax.config.update``. Names are taken as spelled
+(``jax.lib.xla_bridge``, not the internal path the resolver maps it to for the hand-written rules).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import ast
 from dataclasses import dataclass
 from typing import List, Optional
 
-from jaxmigrate.catalog.api_history import Status, status
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.names import CANONICAL
+from jaxmigrate.catalog.api_history import Status, status
 
 #: the paths the resolver maps other spellings to (``jax.lib.xla_bridge`` -> ``jax._src.lib...``):
 #: a name resolved under one of them is judged as spelled

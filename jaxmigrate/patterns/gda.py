@@ -8,9 +8,9 @@ from __future__ import annotations
 import ast
 from typing import Dict, Optional, Sequence, Tuple
 
-from jaxmigrate.core.findings import ImportRef
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.catalog.moves import BY_OLD
+from jaxmigrate.core.findings import ImportRef
 
 GDA_MODULE = "jax.experimental.global_device_array"
 GDA = f"{GDA_MODULE}.GlobalDeviceArray"
@@ -96,7 +96,8 @@ def outputs_are_global(ctx: FileContext) -> bool:
 
 def _outputs_global(ctx: FileContext) -> bool:
     for call, _ in ctx.calls_to("jax.config.update"):
-        if (len(call.args) == 2 and isinstance(call.args[0], ast.Constant) and call.args[0].value == "jax_parallel_functions_output_gda"
+        if (len(call.args) == 2 and isinstance(call.args[0], ast.Constant)
+                and call.args[0].value == "jax_parallel_functions_output_gda"
                 and isinstance(call.args[1], ast.Constant) and call.args[1].value is True):
             return True
     return False

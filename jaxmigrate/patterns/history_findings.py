@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Callable, Iterator, List, Optional, Tuple
 
+from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.catalog.api_history import Status, exists, is_private
 from jaxmigrate.catalog.renames import CALLS, DROP_INS
+from jaxmigrate.core.findings import Fix
 from jaxmigrate.patterns.api_references import Reference, references
 from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix
-from jaxmigrate.core.findings import Fix
-from jaxmigrate.analysis.context import FileContext
 
 Found = Tuple[Reference, str, Optional[Fix]]
 

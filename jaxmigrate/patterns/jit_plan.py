@@ -45,7 +45,8 @@ def pjit_uses(ctx: FileContext) -> List[PjitUse]:
             uses.append(PjitUse(call, callee, call.args[1:], call.keywords, "call"))
         seen.add(id(callee))
     references = [node for node in ctx.references(PJIT) if id(node) not in seen and isinstance(node.ctx, ast.Load)]
-    decorators = {id(d) for f in [*ctx.nodes(ast.FunctionDef), *ctx.nodes(ast.AsyncFunctionDef)] for d in f.decorator_list} if references else set()
+    functions = [*ctx.nodes(ast.FunctionDef), *ctx.nodes(ast.AsyncFunctionDef)] if references else []
+    decorators = {id(d) for f in functions for d in f.decorator_list}
     for node in references:
         if isinstance(node, ast.Attribute) and isinstance(ctx.parent(node), ast.Attribute):
             continue

@@ -6,8 +6,8 @@ import ast
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
-from jaxmigrate.core.findings import Edit, ImportRef
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.core.findings import Edit, ImportRef
 from jaxmigrate.patterns.gda import FROM_GDA, MULTIHOST_UTILS, PARTIAL, PJIT, is_multi_process, spec_source
 
 #: pjit's keywords removed in JAX 0.4.14, and the ones that replaced them
@@ -119,7 +119,8 @@ def _mesh_variables(ctx: FileContext, scope, meshes: dict) -> List[str]:
     if found is None:
         found = meshes[id(scope)] = [
             name for name, bindings in scope.bindings.items()
-            if len(bindings) == 1 and isinstance(bindings[0].node, ast.Assign) and is_mesh_construction(ctx, bindings[0].node.value)]
+            if len(bindings) == 1 and isinstance(bindings[0].node, ast.Assign)
+            and is_mesh_construction(ctx, bindings[0].node.value)]
     return found
 
 
@@ -180,7 +181,8 @@ def out_value(pj: PjitCall) -> Optional[ast.expr]:
     return positional[1] if len(positional) >= 2 else None
 
 
-def host_local_output(ctx: FileContext, pj: PjitCall, site: ast.Call, mhu: str, mesh: str) -> Tuple[List[Edit], Tuple[ImportRef, ...]]:
+def host_local_output(ctx: FileContext, pj: PjitCall, site: ast.Call, mhu: str,
+                      mesh: str) -> Tuple[List[Edit], Tuple[ImportRef, ...]]:
     """Edits wrapping a call's result in ``global_array_to_host_local_array(result, mesh, out_specs)``,
     as GDA-era pjit returned host-local outputs; none when the result is discarded."""
     out = out_value(pj)

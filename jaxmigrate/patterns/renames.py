@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from jaxmigrate.patterns.api_references import Reference
-from jaxmigrate.core.findings import Fix, FixSafety
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.statements import newline, render_import_from, render_without_names, replace_statement, statement_prefix
+from jaxmigrate.core.findings import Fix, FixSafety
+from jaxmigrate.patterns.api_references import Reference
 
 
 def rename_fix(ctx: FileContext, ref: Reference, new: str, safety: FixSafety) -> Optional[Fix]:
@@ -71,7 +71,8 @@ def call_fix(ctx: FileContext, ref: Reference, transform: str) -> Optional[Fix]:
             return None
         first, second = call.args
         pure = isinstance(first, (ast.Name, ast.Constant, ast.Attribute))  # dropping it drops no call
-        return Fix("safe" if pure else "unsafe", edits=(ctx.replace(call, f"({ctx.text(second)})" if _needs_parens(second) else ctx.text(second)),))
+        text = f"({ctx.text(second)})" if _needs_parens(second) else ctx.text(second)
+        return Fix("safe" if pure else "unsafe", edits=(ctx.replace(call, text),))
     if transform == "jax.random.permutation/independent":  # shuffle(key, x, axis=0)
         if len(call.args) not in (2, 3) or any(k.arg not in ("axis",) for k in call.keywords):
             return None

@@ -52,7 +52,8 @@ def _spec(entry: ast.AST, resources: Dict[str, str]) -> Optional[str]:
             dims[i] = name
     elif isinstance(entry, ast.Dict):
         for key, value in zip(entry.keys, entry.values):
-            if not (isinstance(key, ast.Constant) and isinstance(key.value, int) and key.value >= 0) or _constant_str(value) is None:
+            if (not (isinstance(key, ast.Constant) and isinstance(key.value, int) and key.value >= 0)
+                    or _constant_str(value) is None):
                 return None
             dims[key.value] = value.value  # type: ignore[union-attr]
     else:

@@ -110,7 +110,8 @@ def _summary(results: Sequence, records: List[Dict], mode: str, missing: int = 0
             parts.append(f"No findings in the {len(results)} file{'s' * (len(results) != 1)} found." if results
                          else "No file checked.")
         elif not found:
-            parts.append(f"No findings in the {len(results) - errors} file{'s' * (len(results) - errors != 1)} that could be read.")
+            readable = len(results) - errors
+            parts.append(f"No findings in the {readable} file{'s' * (readable != 1)} that could be read.")
         else:
             safe = sum(1 for r in found if r["fix_safety"] == "safe")
             unsafe = sum(1 for r in found if r["fix_safety"] == "unsafe")

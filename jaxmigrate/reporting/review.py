@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Dict, List, Sequence
 
-from jaxmigrate.reporting.render import ERROR_CODE, finding_records
 from jaxmigrate.core.findings import SUGGESTED_ELSEWHERE
+from jaxmigrate.reporting.render import ERROR_CODE, finding_records
 
 
 def _why(record: Dict) -> str:

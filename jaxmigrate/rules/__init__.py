@@ -8,20 +8,20 @@ from jaxmigrate.prefilter import anchors_of
 from jaxmigrate.rules.base import Rule
 from jaxmigrate.rules.deprecated_jax_name import DeprecatedJaxName
 from jaxmigrate.rules.device_put_sharded import DevicePutSharded
+from jaxmigrate.rules.experimental_shard_map import ExperimentalShardMap
 from jaxmigrate.rules.from_gda import FromGda
 from jaxmigrate.rules.gda_attributes import GdaAttributes
 from jaxmigrate.rules.gda_construction import GdaConstruction
 from jaxmigrate.rules.host_local_inputs import HostLocalInputs
 from jaxmigrate.rules.jax_array_config import JaxArrayConfig
-from jaxmigrate.rules.pjit_to_jit import PjitToJit
 from jaxmigrate.rules.live_buffers import LiveBuffers
 from jaxmigrate.rules.mesh_context import MeshContext
 from jaxmigrate.rules.moved_names import MovedName, RemovedMapsApi, TreeAliases
 from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
+from jaxmigrate.rules.pjit_to_jit import PjitToJit
 from jaxmigrate.rules.positional_sharding import PositionalSharding
 from jaxmigrate.rules.removed_jax_name import RemovedJaxName
 from jaxmigrate.rules.removed_private_jax_name import RemovedPrivateJaxName
-from jaxmigrate.rules.experimental_shard_map import ExperimentalShardMap
 from jaxmigrate.rules.sharding_constraint_axis_resources import ShardingConstraintAxisResources
 
 ALL_RULES: Sequence[Type[Rule]] = (  # in code order

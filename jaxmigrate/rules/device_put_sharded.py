@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional, Tuple
 
-from jaxmigrate.core.findings import Finding, Fix, ImportRef
-from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.core.findings import Finding, Fix, ImportRef
 from jaxmigrate.patterns.gda import NAMED_SHARDING, PARTITION_SPEC, bind_arguments
+from jaxmigrate.rules.base import Example, Rule, snippet
 
 SHARDED = "jax.device_put_sharded"
 REPLICATED = "jax.device_put_replicated"
@@ -65,7 +65,7 @@ class DevicePutSharded(Rule):
 
                 devices = jax.local_devices()
                 batch = jax.device_put(jax.tree.map(lambda *s: jnp.stack(s), *[np.ones(3) * i for i in range(len(devices))]), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(devices), ("x",)), jax.sharding.PartitionSpec("x")))
-            """),
+            """),  # noqa: E501 - the fixer's output, verbatim
             unsafe=True,
         ),
         Example(

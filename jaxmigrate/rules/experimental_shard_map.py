@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Optional
 
+from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.rules.base import Example, Rule, snippet
-from jaxmigrate.analysis.context import FileContext
 
 LEGACY = "jax.experimental.shard_map.shard_map"
 MODERN = "jax.shard_map"
@@ -65,10 +65,10 @@ class ExperimentalShardMap(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.target_at_least(self.replacement_since):  # type: ignore[arg-type]  (set on this rule)
+        if not ctx.target_at_least(self.replacement_since):  # type: ignore[arg-type]  # set on this rule
             return  # no jax.shard_map in the target, and the experimental one is not deprecated there
         handled = set()
-        for call, target, is_partial in ctx.applications(LEGACY):
+        for call, target, _is_partial in ctx.applications(LEGACY):
             options = call.args[1:]
             handled.add(id(target))
             yield self._rewrite(ctx, call, target, options)

@@ -5,14 +5,20 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Sequence
 
-from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
-from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.statements import drop_argument, insert_before
+from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
 from jaxmigrate.patterns.gda import FROM_GDA, MULTIHOST_UTILS, is_multi_process, outputs_are_global
 from jaxmigrate.patterns.pjit_calls import (
-    PjitCall, call_sites, host_local_output, mesh_for, pjit_calls, spec_leaves, statement_of,
+    PjitCall,
+    call_sites,
+    host_local_output,
+    mesh_for,
+    pjit_calls,
+    spec_leaves,
+    statement_of,
 )
-from jaxmigrate.analysis.statements import drop_argument, insert_before
+from jaxmigrate.rules.base import Example, Rule, snippet
 
 OUT_SHARDINGS_SINCE = "0.4.4"  # pjit takes `out_shardings=` (jax/_src/pjit.py at jax-v0.4.4); before it, out_axis_resources
 

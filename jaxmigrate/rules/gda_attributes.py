@@ -7,9 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
-from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.names import canonical
+from jaxmigrate.analysis.statements import delete_statement, needs_root, render_without_names, trailing_text
+from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.gda import (
     CONSTRUCTORS,
     GDA,
@@ -19,8 +20,7 @@ from jaxmigrate.patterns.gda import (
     PARTITION_SPEC,
     rewritable_construction,
 )
-from jaxmigrate.analysis.names import canonical
-from jaxmigrate.analysis.statements import delete_statement, needs_root, render_without_names, trailing_text
+from jaxmigrate.rules.base import Example, Rule, snippet
 
 ARRAY = "jax.Array"
 SHARD = "jax.Shard"

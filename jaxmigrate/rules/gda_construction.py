@@ -5,9 +5,8 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from jaxmigrate.core.findings import Edit, Finding, Fix
-from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.patterns.gda import (
     CONSTRUCTORS,
     MAKE_FROM_ARRAYS,
@@ -16,6 +15,7 @@ from jaxmigrate.patterns.gda import (
     named_sharding_text,
     rewritable_construction,
 )
+from jaxmigrate.rules.base import Example, Rule, snippet
 
 BATCHED = (
     "s = NamedSharding(global_mesh, P(*mesh_axes))\n"
@@ -76,7 +76,7 @@ class GdaConstruction(Rule):
 
                 def load(shape, mesh, data):
                     return jax.make_array_from_callback(shape, jax.sharding.NamedSharding(mesh, P("x", None)), lambda idx: data[idx])
-            """),
+            """),  # noqa: E501 - the fixer's output, verbatim
         ),
         Example(
             snippet("""

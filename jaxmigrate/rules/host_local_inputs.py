@@ -5,18 +5,26 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Optional, Sequence
 
-from jaxmigrate.core.findings import Edit, Finding, Fix
-from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.patterns.gda import (
-    MULTI_PROCESS_MARKERS, MULTIHOST_UTILS, PJIT, outputs_are_global, spec_source,
-)
 from jaxmigrate.analysis.names import name_triggers
-from jaxmigrate.patterns.pjit_calls import (
-    PjitCall, host_local_output, host_local_sites, mesh_for, out_value, statement_of,
-)
 from jaxmigrate.analysis.statements import insert_before, statement_prefix
-
+from jaxmigrate.core.findings import Edit, Finding, Fix
+from jaxmigrate.patterns.gda import (
+    MULTI_PROCESS_MARKERS,
+    MULTIHOST_UTILS,
+    PJIT,
+    outputs_are_global,
+    spec_source,
+)
+from jaxmigrate.patterns.pjit_calls import (
+    PjitCall,
+    host_local_output,
+    host_local_sites,
+    mesh_for,
+    out_value,
+    statement_of,
+)
+from jaxmigrate.rules.base import Example, Rule, snippet
 
 
 class HostLocalInputs(Rule):
@@ -124,7 +132,8 @@ class HostLocalInputs(Rule):
         for pj, site in sites:
             if site is None:
                 yield self.finding(ctx, pj.call, "in multi-process code this pjit's inputs were host-local under GDA-era "
-                                   "pjit; jax.Array takes them as global values", suggestion=_suggestion(ctx, pj, None, outputs_global))
+                                   "pjit; jax.Array takes them as global values",
+                                   suggestion=_suggestion(ctx, pj, None, outputs_global))
             else:
                 yield self._site(ctx, pj, site, outputs_global)
 

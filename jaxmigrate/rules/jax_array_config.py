@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from jaxmigrate.core.findings import Finding, Fix
-from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.folding import fold_true
-from jaxmigrate.patterns.gda import is_multi_process
 from jaxmigrate.analysis.statements import delete_statement
+from jaxmigrate.core.findings import Finding, Fix
+from jaxmigrate.patterns.gda import is_multi_process
+from jaxmigrate.rules.base import Example, Rule, snippet
 
 CONFIG = "jax.config"
 JAX_ARRAY = "jax_array"

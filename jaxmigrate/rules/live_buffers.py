@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional, Tuple
 
-from jaxmigrate.core.findings import Finding, Fix
-from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.folding import fold_true
 from jaxmigrate.analysis.statements import delete_statement
+from jaxmigrate.core.findings import Finding, Fix
+from jaxmigrate.rules.base import Example, Rule, snippet
 
 GET_BACKEND = "jax._src.lib.xla_bridge.get_backend"
 DEVICE_LISTS = ("jax.devices", "jax.local_devices")

@@ -6,12 +6,12 @@ import ast
 import re
 from typing import Iterator
 
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.statements import insert_before
 from jaxmigrate.core.findings import Edit, Finding, Fix
+from jaxmigrate.patterns.jit_plan import mesh_withs, module_blocker, uses_jax
 from jaxmigrate.prefilter import raw
 from jaxmigrate.rules.base import Example, Rule, snippet
-from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.patterns.jit_plan import mesh_withs, module_blocker, uses_jax
-from jaxmigrate.analysis.statements import insert_before
 
 SET_MESH_NAME = "jax.set_mesh"
 SET_MESH_SINCE = "0.7.1"

@@ -6,20 +6,33 @@ import ast
 import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.names import GAP, ModuleAttributeSearch, canonical, gap_start, name_triggers
+from jaxmigrate.analysis.statements import (
+    alias_comments,
+    delete_statement,
+    newline,
+    render_import_from,
+    render_without_names,
+    replace_statement,
+    statement_prefix,
+    trailing_text,
+)
+from jaxmigrate.catalog.moves import (
+    BY_OLD,
+    MODULE_IMPORTS,
+    MOVES,
+    REMOVED_MODULES,
+    REMOVED_NAMES,
+    Move,
+    applies,
+    best_for_uses,
+    premature,
+)
 from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
+from jaxmigrate.patterns.xmap_advice import XMAP, shard_map_advice
 from jaxmigrate.prefilter import raw
 from jaxmigrate.rules.base import Example, Rule, snippet
-from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.catalog.moves import (
-    BY_OLD, MODULE_IMPORTS, MOVES, REMOVED_MODULES, REMOVED_NAMES, Move, applies, best_for_uses, premature,
-)
-from jaxmigrate.analysis.names import GAP, ModuleAttributeSearch, canonical, gap_start, name_triggers
-from jaxmigrate.patterns.xmap_advice import XMAP, shard_map_advice
-from jaxmigrate.analysis.statements import (
-    alias_comments, delete_statement, newline, render_import_from, render_without_names, replace_statement,
-    statement_prefix, trailing_text,
-)
-
 
 # `jax.config.config` (and the `jax.config` module imported as such): an attribute `config` of a
 # name bound to the `jax.config` module. Such a name is `config` itself or an alias of it (`config
@@ -407,7 +420,8 @@ class RemovedMapsApi(Rule):
     ADVICE = {
         "xmap": "rewrite with `jax.shard_map` (named axes become mesh axes) or `jax.jit` with shardings",
         "thread_resources": "enter the mesh with `with mesh:` (or `jax.set_mesh(mesh)` on JAX >= 0.7.1) and pass it explicitly",
-        "ResourceEnv": "enter the mesh with `with mesh:` (or `jax.set_mesh(mesh)` on JAX >= 0.7.1) instead of building a ResourceEnv",
+        "ResourceEnv": "enter the mesh with `with mesh:` (or `jax.set_mesh(mesh)` on JAX >= 0.7.1) "
+                       "instead of building a ResourceEnv",
     }
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Optional
 
-from jaxmigrate.core.findings import Edit, Finding, Fix
-from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.patterns.gda import PJIT
 from jaxmigrate.patterns.pjit_calls import AXIS_RESOURCES_RENAMES
-
+from jaxmigrate.rules.base import Example, Rule, snippet
 
 
 class PjitAxisResources(Rule):
@@ -98,14 +97,16 @@ class PjitAxisResources(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]  (set on this rule)
+        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]  # set on this rule
             return
         handled_dicts = set()
         for call, _, _ in ctx.applications(PJIT):
             given = {kw.arg for kw in call.keywords}
             for kw in call.keywords:
-                if kw.arg in AXIS_RESOURCES_RENAMES and AXIS_RESOURCES_RENAMES[kw.arg] in given:  # both spellings: a TypeError either way
-                    yield self.finding(ctx, kw, f"`{kw.arg}` next to `{AXIS_RESOURCES_RENAMES[kw.arg]}`: keep one of them by hand")
+                # both spellings: a TypeError either way
+                if kw.arg in AXIS_RESOURCES_RENAMES and AXIS_RESOURCES_RENAMES[kw.arg] in given:
+                    yield self.finding(ctx, kw,
+                                       f"`{kw.arg}` next to `{AXIS_RESOURCES_RENAMES[kw.arg]}`: keep one of them by hand")
                 elif kw.arg in AXIS_RESOURCES_RENAMES:
                     yield self._keyword_finding(ctx, kw)
                 elif kw.arg is None:  # **kwargs
@@ -139,7 +140,8 @@ class PjitAxisResources(Rule):
             if only_use:
                 edit = _rename_key(ctx, key_node, key)
                 fix = Fix("safe", edits=(edit,))
-                yield self.finding(ctx, key_node, f"`{key}` reaches pjit through `**{value.id}`: use `{AXIS_RESOURCES_RENAMES[key]}`", fix)
+                yield self.finding(ctx, key_node,
+                                   f"`{key}` reaches pjit through `**{value.id}`: use `{AXIS_RESOURCES_RENAMES[key]}`", fix)
             else:
                 yield self.finding(
                     ctx,
@@ -161,7 +163,8 @@ class PjitAxisResources(Rule):
                     suggestion=repr(AXIS_RESOURCES_RENAMES[const.value]),
                 )
         for call in [ctx.parent(n) for n in ctx.names("dict")]:
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "dict" and id(call) not in handled:
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "dict"
+                    and id(call) not in handled):
                 for kw in call.keywords:
                     if kw.arg in AXIS_RESOURCES_RENAMES:
                         yield self.finding(
@@ -193,7 +196,8 @@ def _rename_key(ctx: FileContext, node: ast.AST, key: str) -> Edit:
     text = ctx.text(node)
     quote = text[-1]
     prefix = text[: text.index(quote)]  # keep string prefixes and quote style
-    return ctx.replace(node, f"{prefix}{quote}{AXIS_RESOURCES_RENAMES[key]}{quote}" if quote * 3 not in text else f"{prefix}{quote * 3}{AXIS_RESOURCES_RENAMES[key]}{quote * 3}")
+    q = quote if quote * 3 not in text else quote * 3
+    return ctx.replace(node, f"{prefix}{q}{AXIS_RESOURCES_RENAMES[key]}{q}")
 
 
 def _load_count(ctx: FileContext, name: str, scope) -> int:

@@ -5,11 +5,22 @@ from __future__ import annotations
 import ast
 from typing import Iterator, List, Tuple
 
-from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
-from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
 from jaxmigrate.patterns.gda import spec_source
-from jaxmigrate.patterns.jit_plan import JIT, POSITIONAL, SHARDINGS, PJIT_DEPRECATED_SINCE, PjitUse, blocker, kwargs_entries, module_blocker, pjit_uses
+from jaxmigrate.patterns.jit_plan import (
+    JIT,
+    PJIT_DEPRECATED_SINCE,
+    POSITIONAL,
+    SHARDINGS,
+    PjitUse,
+    blocker,
+    kwargs_entries,
+    module_blocker,
+    pjit_uses,
+)
+from jaxmigrate.rules.base import Example, Rule, snippet
+
 
 class PjitToJit(Rule):
     """
@@ -80,7 +91,7 @@ class PjitToJit(Rule):
                 @partial(jax.jit, in_shardings=jax.sharding.PartitionSpec(), out_shardings=jax.sharding.PartitionSpec(), static_argnums=1)
                 def step(x, n):
                     return x * n
-            """),
+            """),  # noqa: E501 - the fixer's output, verbatim
             unsafe=True,
             title="partial used as a decorator",
         ),

@@ -6,11 +6,11 @@ import ast
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
-from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
-from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.patterns.gda import NAMED_SHARDING, PARTITION_SPEC
 from jaxmigrate.analysis.statements import delete_statement
+from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
+from jaxmigrate.patterns.gda import NAMED_SHARDING, PARTITION_SPEC
+from jaxmigrate.rules.base import Example, Rule, snippet
 
 LEGACY = ("jax.sharding.PositionalSharding", "jax.experimental.sharding.PositionalSharding",
           "jax._src.sharding_impls.PositionalSharding")
@@ -125,7 +125,7 @@ class PositionalSharding(Rule):
                 x = jax.numpy.zeros((8, 8))
                 y = jax.device_put(x, jax.sharding.NamedSharding(jax.sharding.Mesh(mesh_utils.create_device_mesh((8,)).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec("x", "y")))
                 z = jax.device_put(x, jax.sharding.NamedSharding(jax.sharding.Mesh(mesh_utils.create_device_mesh((8,)).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec("x", None)))
-            """),
+            """),  # noqa: E501 - the fixer's output, verbatim
             title="the tutorial's chains: the assignment is inlined and deleted",
         ),
         Example(
@@ -135,13 +135,13 @@ class PositionalSharding(Rule):
 
                 s = jax.sharding.PositionalSharding(jax.devices()).reshape(4, 2)
                 f = jax.jit(lambda a: a * 2, in_shardings=s.replicate(0), out_shardings=s.replicate())
-            """),
+            """),  # noqa: E501 - the fixer's output, verbatim
             snippet("""
                 import jax
                 import numpy as np
 
                 f = jax.jit(lambda a: a * 2, in_shardings=jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec(None, "y")), out_shardings=jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec()))
-            """),
+            """),  # noqa: E501 - the fixer's output, verbatim
             title="`replicate(0)` and `replicate()` in `jax.jit`",
         ),
         Example(
@@ -185,7 +185,7 @@ class PositionalSharding(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]  (set on this rule)
+        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]  # set on this rule
             return
         yield from _Plan(self, ctx).findings()
 
@@ -536,7 +536,8 @@ class _Plan:
             if qual in LEGACY and not isinstance(ctx.parent(ref), ast.Attribute):
                 parent = ctx.parent(ref)
                 if not (isinstance(parent, ast.Call) and parent.func is ref):
-                    yield rule.finding(ctx, ref, f"{MESSAGE}; the class itself is used here", suggestion="jax.sharding.NamedSharding")
+                    yield rule.finding(ctx, ref, f"{MESSAGE}; the class itself is used here",
+                                       suggestion="jax.sharding.NamedSharding")
 
 
 def _anchor(expr: ast.AST) -> ast.AST:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from jaxmigrate.core.findings import Edit, Finding, Fix
-from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.names import name_triggers
+from jaxmigrate.core.findings import Edit, Finding, Fix
+from jaxmigrate.rules.base import Example, Rule, snippet
 
 LEGACY = "jax.experimental.pjit.with_sharding_constraint"
 MODERN = "jax.lax.with_sharding_constraint"
@@ -71,9 +71,9 @@ class ShardingConstraintAxisResources(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]  (set on this rule)
+        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]  # set on this rule
             return  # `axis_resources` is not deprecated there (before 0.4.4 it is the only name: no `shardings`)
-        for call, callee in ctx.calls_to(LEGACY, MODERN):
+        for call, _callee in ctx.calls_to(LEGACY, MODERN):
             kws = [k for k in call.keywords if k.arg == "axis_resources"]
             if not kws:
                 continue

@@ -23,6 +23,7 @@ import types
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
+
 def _drop_working_dir_from_path() -> None:
     """``python -m`` put the working directory first on sys.path: the program decides its path."""
     here = os.getcwd()

@@ -145,7 +145,8 @@ def compare_process(before: Dict[str, Any], after: Dict[str, Any], process: int,
         if x is None or y is None:
             if not prefix_only or x is None:
                 out.append(Difference(process, f"file `{name}`", "written on one side only",
-                                      "(not written)" if x is None else summarize(x), "(not written)" if y is None else summarize(y)))
+                                      "(not written)" if x is None else summarize(x),
+                                      "(not written)" if y is None else summarize(y)))
             continue
         what = diff(x, y)
         if what:

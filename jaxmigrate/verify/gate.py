@@ -113,8 +113,9 @@ def verify_suite_and_write(results: Sequence, tests: str, *, devices: int = 8, p
         if verdict is not None and verdict.status == "equivalent":
             _write(result)
         else:
+            where = "outside the project " + base if outside else "project too large to copy"
             why = (f"verification {verdict.status}: {verdict.reason.splitlines()[0]}" if verdict is not None
-                   else f"cannot verify through the tests: {'outside the project ' + base if outside else 'project too large to copy'}")
+                   else f"cannot verify through the tests: {where}")
             result.error = f"not written: {why}"
             result.changed, result.fixes_applied = False, 0
         _settle(result)

@@ -65,7 +65,8 @@ def summarize(obs: Dict[str, Any], limit: int = LIMIT) -> str:
         more = ", ..." if len(obs["items"]) > 4 else ""
         text = f"{obs['type']}({inner}{more})" if "length" not in obs else f"{obs['type']} of {obs['length']} items"
     elif kind == "dict":
-        text = "{" + ", ".join(f"{k}: {summarize(v, 60)}" for k, v in obs["items"][:4]) + (", ..." if len(obs["items"]) > 4 else "") + "}"
+        text = ("{" + ", ".join(f"{k}: {summarize(v, 60)}" for k, v in obs["items"][:4])
+                + (", ..." if len(obs["items"]) > 4 else "") + "}")
     elif kind == "bytes":
         text = f"{obs['size']} bytes, sha256 {obs['sha256'][:12]}"
     elif kind == "unobservable":

@@ -105,14 +105,17 @@ def compare_suites(before: Dict[str, Any], after: Dict[str, Any], process: int) 
     b_tests, a_tests = before["tests"], after["tests"]
     for test_id in sorted(set(before["collect_errors"]) | set(after["collect_errors"])):
         b_err, a_err = before["collect_errors"].get(test_id), after["collect_errors"].get(test_id)
-        text = f"{test_id}{where}: collection error {'on both sides' if b_err and a_err else 'before only' if b_err else 'after only'}"
-        both = f"    before: {abridge((b_err or '(none)').replace(chr(10), ' | '))}\n    after: {abridge((a_err or '(none)').replace(chr(10), ' | '))}"
+        sides = "on both sides" if b_err and a_err else "before only" if b_err else "after only"
+        text = f"{test_id}{where}: collection error {sides}"
+        both = (f"    before: {abridge((b_err or '(none)').replace(chr(10), ' | '))}\n"
+                f"    after: {abridge((a_err or '(none)').replace(chr(10), ' | '))}")
         entry = (f"collect {test_id}", f"{text}\n{both}")
         (out["errors"] if b_err and a_err else out["differences"]).append(entry)
     for test_id in sorted(set(b_tests) | set(a_tests)):
         b, a = _outcome(b_tests, test_id), _outcome(a_tests, test_id)
         if b != a:
-            out["differences"].append((f"outcome {test_id}", f"{test_id}{where}: before {b}, after {a}{_both(b_tests, a_tests, test_id)}"))
+            out["differences"].append((f"outcome {test_id}",
+                                       f"{test_id}{where}: before {b}, after {a}{_both(b_tests, a_tests, test_id)}"))
             continue
         if b in ("failed", "error"):
             out["errors"].append((f"outcome {test_id}", f"{test_id}{where}: {b} on both sides{_both(b_tests, a_tests, test_id)}"))
