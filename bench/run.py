@@ -112,8 +112,8 @@ def _sources(paths: List[str]) -> List[Path]:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("parse_all", HERE / "parse_all.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]  # the file exists: a spec
+    spec.loader.exec_module(module)  # type: ignore[union-attr]  # a file spec has a loader
     return [Path(p) for root in paths for p in module.files(root)]
 
 

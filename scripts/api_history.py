@@ -33,7 +33,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 ROOTS = ("jax", "jaxlib")  # imports from other packages (numpy, functools) are not JAX's API
 _REFERENCE = re.compile(r"\b((?:jax|jnp)(?:\.[A-Za-z_]\w*)+)")
@@ -65,7 +65,7 @@ class Summary:
 def _is_type_checking(test: ast.expr) -> Optional[bool]:
     """True for `if TYPE_CHECKING`, False for `if not TYPE_CHECKING`, None for other tests."""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-    inner = test.operand if negated else test  # type: ignore[attr-defined]
+    inner = test.operand if negated else test  # type: ignore[attr-defined]  # negated: a UnaryOp
     name = inner.attr if isinstance(inner, ast.Attribute) else inner.id if isinstance(inner, ast.Name) else None
     if name != "TYPE_CHECKING":
         return None
@@ -181,11 +181,11 @@ def summarise(source: bytes, module: str, is_package: bool) -> Summary:
                 else:
                     visit(stmt.body)
             elif isinstance(stmt, ast.Try) or stmt.__class__.__name__ == "TryStar":
-                visit(stmt.body)  # type: ignore[attr-defined]
-                for handler in stmt.handlers:  # type: ignore[attr-defined]
+                visit(stmt.body)  # type: ignore[attr-defined]  # a Try or TryStar
+                for handler in stmt.handlers:  # type: ignore[attr-defined]  # a Try or TryStar
                     visit(handler.body)
-                visit(stmt.orelse)  # type: ignore[attr-defined]
-                visit(stmt.finalbody)  # type: ignore[attr-defined]
+                visit(stmt.orelse)  # type: ignore[attr-defined]  # a Try or TryStar
+                visit(stmt.finalbody)  # type: ignore[attr-defined]  # a Try or TryStar
             elif isinstance(stmt, (ast.With, ast.For)):
                 if isinstance(stmt, ast.For):
                     for name in targets(stmt.target):
@@ -455,7 +455,8 @@ def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, lis
     for version, tag in git.tags(since):
         index = len(versions)
         versions.append(version)
-        summaries, packages = {}, set()
+        summaries: Dict[str, Summary] = {}
+        packages: Set[str] = set()
         for module, (sha, is_package) in git.modules(tag).items():
             if is_package:
                 packages.add(module)
@@ -465,8 +466,9 @@ def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, lis
                     cache[key] = summarise(git.blob(sha), module, is_package)
                 except (SyntaxError, ValueError):
                     cache[key] = None
-            if cache[key] is not None:
-                summaries[module] = cache[key]
+            summary = cache[key]
+            if summary is not None:
+                summaries[module] = summary
         release = Release(summaries, packages)
         for qualname, (kind, message) in release.names().items():
             presence.setdefault(qualname, []).append(index)

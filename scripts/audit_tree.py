@@ -27,6 +27,7 @@ import sys
 import tempfile
 import tokenize
 from pathlib import Path
+from typing import Dict, List
 
 LEGACY = re.compile(
     r"\b(in_axis_resources|out_axis_resources|with_sharding_constraint\(.*\baxis_resources\s*="
@@ -107,7 +108,7 @@ def main() -> int:
             print(f"== {src}")
             print(f"   files: {len(before)}, changed: {len(changed)}")
             fixable = ("safe", "unsafe") if args.unsafe_fixes else ("safe",)
-            per_code = {}
+            per_code: Dict[str, List[int]] = {}
             for f in initial:
                 row = per_code.setdefault(f["code"], [0, 0])
                 row[0 if f["fix_safety"] in fixable else 1] += 1
@@ -130,7 +131,7 @@ def main() -> int:
 
 
 def _count(findings):
-    out = {}
+    out: Dict[str, int] = {}
     for f in findings:
         out[f["code"]] = out.get(f["code"], 0) + 1
     return out

@@ -96,6 +96,11 @@ class Scope:
             self.bindings[name].append((pos, qual))
 
 
+def _end(node: ast.stmt | ast.expr) -> tuple[int, int]:
+    """Where a parsed node ends (set on every node ``ast.parse`` makes)."""
+    return node.end_lineno, node.end_col_offset  # type: ignore[return-value]  # never None after ast.parse
+
+
 def _is_dunder(part: str) -> bool:
     return len(part) > 4 and part.startswith("__") and part.endswith("__")
 
@@ -139,7 +144,7 @@ class Collector(ast.NodeVisitor):
         self.assign_end: tuple[int, int] | None = None
 
     # -- helpers
-    def _bind_pos(self, node: ast.AST) -> tuple[int, int]:
+    def _bind_pos(self, node: ast.expr) -> tuple[int, int]:
         return self.assign_end or (node.lineno, node.col_offset)
 
     def _enter(self, kind: str) -> Scope:
@@ -147,11 +152,11 @@ class Collector(ast.NodeVisitor):
         return self.scope
 
     def _leave(self) -> None:
-        self.scope = self.scope.parent
+        self.scope = self.scope.parent  # type: ignore[assignment]  # the module scope is never left
 
     # -- imports
     def visit_Import(self, node: ast.Import) -> None:
-        pos = (node.end_lineno, node.end_col_offset)
+        pos = _end(node)
         for alias in node.names:
             top = alias.name.split(".")[0]
             is_jax = top == "jax"
@@ -163,7 +168,7 @@ class Collector(ast.NodeVisitor):
                 self.scope.bind(top, pos, "jax" if is_jax else None)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        pos = (node.end_lineno, node.end_col_offset)
+        pos = _end(node)
         module = node.module or ""
         is_jax = node.level == 0 and module.split(".")[0] == "jax"
         for alias in node.names:
@@ -206,7 +211,7 @@ class Collector(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self._function(node, node.args, node.body, False)
 
-    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]  # one visit for both kinds of def
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self._function(node, node.args, node.body, True)
@@ -268,8 +273,8 @@ class Collector(ast.NodeVisitor):
         self.visit(node.value)
         scope = self.scope
         while scope.kind == "comp":
-            scope = scope.parent
-        scope.bind(node.target.id, (node.end_lineno, node.end_col_offset), None)
+            scope = scope.parent  # type: ignore[assignment]  # a comprehension is always inside another scope
+        scope.bind(node.target.id, _end(node), None)
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         if node.type:
@@ -364,7 +369,7 @@ def import_status(modname: str) -> tuple[str, object]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                result = ("ok", importlib.import_module(modname))
+                result: tuple[str, object] = ("ok", importlib.import_module(modname))
         except ModuleNotFoundError as e:
             name = e.name or ""
             if name == modname or modname.startswith(name + ".") and name:
@@ -455,7 +460,7 @@ def references(tree: ast.Module):
         out.append((line, col, full, [full], kind, module, guarded))
     for scope, pos, name, attrs, line, col, guarded in c.uses:
         quals = resolve(scope, pos, name)
-        if not quals or any(q is None for q in quals):
+        if not quals or any(q is None for q in quals):  # (past here every q is a str)
             continue
         cut = []
         for a in attrs:
@@ -463,7 +468,7 @@ def references(tree: ast.Module):
                 break
             cut.append(a)
         suffix = "." + ".".join(cut) if cut else ""
-        fulls = [q + suffix for q in quals]
+        fulls = [q + suffix for q in quals]  # type: ignore[operator]  # no None: checked above
         out.append((line, col, fulls[-1], fulls, "use", None, guarded))
     return out
 
@@ -472,7 +477,7 @@ def decide(kind: str, module: str | None, candidates: list[str]) -> tuple[str, s
     if kind == "import":
         return check(candidates[0], as_module=True)
     if kind == "from":
-        r = check(module, as_module=True)
+        r = check(module, as_module=True)  # type: ignore[arg-type]  # a `from` import's module: the caller gives one
         if r[0] != "present":
             return r
         return check(candidates[0])
@@ -485,7 +490,7 @@ def decide(kind: str, module: str | None, candidates: list[str]) -> tuple[str, s
 
 def scan(paths: list[str]) -> dict:
     refs = []          # dicts for every public/private reference that is not present
-    counts = Counter()
+    counts: Counter[str] = Counter()
     parse_errors = []
     for path in iter_files(paths):
         counts["files_scanned"] += 1

@@ -8,7 +8,7 @@ import copy
 import re
 import threading
 from functools import cached_property
-from typing import Dict, Iterator, List, Optional, Tuple, Type, TypeVar
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Type, TypeVar, cast, overload
 
 from jaxmigrate.analysis.names import Resolver, canonical
 from jaxmigrate.analysis.scopes import Walk, walk
@@ -17,6 +17,7 @@ from jaxmigrate.core.findings import Edit, ImportRef
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 N = TypeVar("N", bound=ast.AST)
+E = TypeVar("E", bound=ast.expr)
 
 
 class FileContext:
@@ -77,14 +78,14 @@ class FileContext:
         found = self._shared.get("walk")
         if found is None:
             found = self._shared["walk"] = walk(self.tree)
-        return found
+        return cast(Walk, found)
 
     @cached_property
     def resolver(self) -> Resolver:
         found = self._shared.get("resolver")
         if found is None:
             found = self._shared["resolver"] = Resolver(self.tree, self._walk)
-        return found
+        return cast(Resolver, found)
 
     @property
     def parents(self) -> Dict[int, ast.AST]:
@@ -92,12 +93,13 @@ class FileContext:
 
     def nodes(self, kind: Type[N]) -> List[N]:
         """Every node of one type, in no particular order (one shared walk per file)."""
-        return self._walk.index.get(kind, [])  # type: ignore[return-value]
+        return self._walk.index.get(kind, [])  # type: ignore[return-value]  # the index holds nodes of their own kind
 
     @cached_property
     def statements(self) -> List[ast.stmt]:
         """Every statement node, in no particular order."""
-        return [n for kind, found in self._walk.index.items() if issubclass(kind, ast.stmt) for n in found]
+        return [n for kind, found in self._walk.index.items() if issubclass(kind, ast.stmt)
+                for n in cast(List[ast.stmt], found)]
 
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
         return self.parents.get(id(node))
@@ -125,8 +127,8 @@ class FileContext:
 
     def span(self, node: ast.AST) -> Tuple[int, int]:
         return (
-            self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
-            self.offset(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
+            self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]  # nodes with positions
+            self.offset(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]  # nodes with positions
         )
 
     def line_col(self, offset: int) -> Tuple[int, int]:
@@ -174,16 +176,21 @@ class FileContext:
             head = heads[key] if key in heads else heads.setdefault(key, resolver.resolve_name(name.id, scope))
             if head is None:
                 continue
-            out[id(name)] = (name, canonical(head))  # type: ignore[assignment]
+            out[id(name)] = (name, canonical(head))
             node: ast.expr = name
             parent = parents.get(id(node))
             while parent.__class__ is ast.Attribute:
-                head = f"{head}.{parent.attr}"  # type: ignore[attr-defined]
-                out[id(parent)] = (parent, canonical(head))  # type: ignore[assignment]
+                head = f"{head}.{parent.attr}"
+                out[id(parent)] = (parent, canonical(head))
                 parent = parents.get(id(parent))
         return out
 
-    def qualified(self, kind: Optional[type] = None) -> List[Tuple[ast.expr, str]]:
+    @overload
+    def qualified(self) -> List[Tuple[ast.expr, str]]: ...
+    @overload
+    def qualified(self, kind: Type[E]) -> List[Tuple[E, str]]: ...
+
+    def qualified(self, kind: Optional[type] = None) -> List[Tuple[Any, str]]:
         """(node, qualified name) for each Name and attribute chain that resolves (of ``kind`` only,
         if given): what rules scan instead of every name and attribute of the module."""
         found = list(self._qualified.values())
@@ -299,7 +306,7 @@ class FileContext:
         for qualname in dict.fromkeys(qualnames):
             for node in self.references(qualname):
                 parent = self.parents.get(id(node))
-                if parent.__class__ is ast.Call and parent.func is node:  # type: ignore[attr-defined]
+                if parent.__class__ is ast.Call and parent.func is node:
                     found.append((parent, qualname))
         if len(qualnames) > 1:
             found.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset))

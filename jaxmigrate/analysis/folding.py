@@ -13,7 +13,7 @@ import itertools
 import re
 import tokenize
 from functools import partial
-from typing import TYPE_CHECKING, List, Optional, Union
+from typing import TYPE_CHECKING, List, Optional, cast
 
 if TYPE_CHECKING:  # pragma: no cover - LibCST is imported only when a fix runs
     import libcst as cst
@@ -24,13 +24,13 @@ from jaxmigrate.analysis.statements import delete_statement, newline
 from jaxmigrate.core.findings import Edit, StatementEdit
 
 
-def _statements(block: "Union[cst.IndentedBlock, cst.SimpleStatementSuite]") -> "List[cst.BaseStatement]":
+def _statements(block: "cst.BaseSuite") -> "List[cst.BaseStatement]":
     import libcst as cst
 
     if isinstance(block, cst.IndentedBlock):
         return list(block.body)
-    # `if X: a; b` on one line
-    return [cst.SimpleStatementLine(body=list(block.body))]
+    # `if X: a; b` on one line (the other kind of suite)
+    return [cst.SimpleStatementLine(body=list(cast("cst.SimpleStatementSuite", block).body))]
 
 
 def _splice(node: "cst.If", stmts: "List[cst.BaseStatement]"):
@@ -39,7 +39,8 @@ def _splice(node: "cst.If", stmts: "List[cst.BaseStatement]"):
     if not stmts:
         return cst.RemovalSentinel.REMOVE
     first = stmts[0]
-    stmts[0] = first.with_changes(leading_lines=[*node.leading_lines, *first.leading_lines])
+    # every statement class has leading_lines, their base class does not declare it
+    stmts[0] = first.with_changes(leading_lines=[*node.leading_lines, *first.leading_lines])  # type: ignore[attr-defined]
     return cst.FlattenSentinel(stmts)
 
 
@@ -69,7 +70,7 @@ def fold_true(ctx: FileContext, expr: ast.expr) -> Optional[tuple]:
     """
     parent = ctx.parent(expr)
     negated = isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
-    test = parent if negated else expr
+    test = parent if negated and parent is not None else expr  # (negated: parent is the `not`)
     holder = ctx.parent(test)
     if isinstance(holder, ast.If) and holder.test is test and not _is_elif(ctx, holder):
         if negated and not holder.orelse:  # nothing is kept: the whole lines go, or `pass` in a block left empty
@@ -115,7 +116,7 @@ def _replace_keeping_comments(ctx: FileContext, holder: ast.expr, kept: ast.expr
         return Edit(start, end, text)
     end_line = ctx.line_col(end)[0]
     rest = ctx.source[end:ctx.line_start(end_line) + len(ctx.line_text(end_line))].rstrip("\r\n")
-    closers = re.match(r"[\s)\]},]*", rest).group(0)  # type: ignore[union-attr]
+    closers = re.match(r"[\s)\]},]*", rest).group(0)  # type: ignore[union-attr]  # the pattern matches any text
     tail = rest[len(closers):].rstrip()
     if tail == "" or tail.startswith("#"):
         return Edit(start, end + len(rest), text + closers.rstrip() + "  " + "  ".join([*comments, tail]).rstrip())

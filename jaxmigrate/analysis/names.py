@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, overload
 
 from jaxmigrate.analysis.scopes import Binding, Scope, Walk, dotted as _dotted, walk
 
@@ -32,6 +32,12 @@ CANONICAL = {
     "jax.extend.backend.get_backend": "jax._src.lib.xla_bridge.get_backend",
     "jax._src.global_device_array": "jax.experimental.global_device_array",
 }
+
+
+@overload
+def canonical(qualname: str) -> str: ...
+@overload
+def canonical(qualname: Optional[str]) -> Optional[str]: ...
 
 
 def canonical(qualname: Optional[str]) -> Optional[str]:
@@ -161,7 +167,7 @@ class Resolver:
                             if any(b.kind in ("import", "alias") for b in bs)}
 
     # -------------------------------------------------------------------------------------
-    def lookup(self, name: str, scope: Scope) -> Optional[Scope]:
+    def lookup(self, name: str, scope: Optional[Scope]) -> Optional[Scope]:
         start = scope
         while scope is not None:
             if scope.kind == "class" and scope is not start:
@@ -172,7 +178,7 @@ class Resolver:
             scope = scope.parent
         return None
 
-    def resolve_name(self, name: str, scope: Scope) -> Optional[str]:
+    def resolve_name(self, name: str, scope: Optional[Scope]) -> Optional[str]:
         if name not in self.resolvable:
             return None
         owner = self.lookup(name, scope)
@@ -196,7 +202,7 @@ class Resolver:
                 if b.kind == "import":
                     quals.add(canonical(b.qualname))
                 elif b.kind == "alias":
-                    quals.add(self.qualname(b.value, owner))  # type: ignore[arg-type]
+                    quals.add(self.qualname(b.value, owner))  # type: ignore[arg-type]  # an alias binding has a value
                 elif b.kind == "none":
                     continue  # `x = None` fallbacks next to an import do not hide it
                 else:
@@ -245,7 +251,7 @@ class Resolver:
         owner = self.lookup(name, scope)
         return owner is not None and all(b.kind == "import" for b in owner.bindings[name])
 
-    def visible_from(self, scope: Scope, candidates: Callable[[Scope], Iterable[str]]) -> List[str]:
+    def visible_from(self, scope: Optional[Scope], candidates: Callable[[Scope], Iterable[str]]) -> List[str]:
         """The names of ``candidates(s)``, for each scope ``s`` that ``scope`` sees (itself, then
         enclosing function and module scopes), that ``s`` binds where ``scope`` stands: those an
         inner scope of the chain binds as well are its, not ``s``'s. In chain order.
@@ -285,7 +291,7 @@ class Resolver:
         """Whether ``name`` is in ``visible_names(scope)``."""
         return self.lookup(name, scope) is not None
 
-    def visible_names(self, scope: Scope) -> set:
+    def visible_names(self, scope: Optional[Scope]) -> set:
         """Names visible from ``scope`` (its own, then enclosing function and module scopes)."""
         names: set = set()
         start = scope

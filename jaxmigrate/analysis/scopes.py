@@ -77,13 +77,13 @@ def _fields(cls: type) -> Tuple[Tuple[str, bool], ...]:
     if match is None:
         found = tuple((name, True) for name in getattr(cls, "_fields", ()))  # unknown shape: look at all
     else:
-        found = []
+        fields = []
         for part in match.group(1).split(","):
             kind, _, name = part.strip().rpartition(" ")
             base = kind.rstrip("*?")
             if base and base not in _NOT_NODES:
-                found.append((name, kind.endswith("*")))
-        found = tuple(found)
+                fields.append((name, kind.endswith("*")))
+        found = tuple(fields)
     _FIELDS[cls] = found[::-1]
     return _FIELDS[cls]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Edit
@@ -42,7 +42,8 @@ def delete_statement(ctx: FileContext, node: ast.stmt) -> Edit:
     start, end = ctx.span(node)
     end_line = node.end_lineno or node.lineno
     parent = ctx.parent(node)
-    block = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if node in (getattr(parent, f, None) or [])), [])
+    block: List[ast.stmt] = next((getattr(parent, f) for f in ("body", "orelse", "finalbody")
+                                  if node in (getattr(parent, f, None) or [])), [])
     rest = trailing_text(ctx, node)
     alone = statement_prefix(ctx, node).strip() == "" and (rest == "" or rest.startswith("#"))
     if alone and (len(block) > 1 or isinstance(parent, ast.Module)):
@@ -80,14 +81,16 @@ def render_without_names(statement: str, names: set) -> str:
     plain = _PLAIN_IMPORT.fullmatch(statement)
     if plain is not None:
         head, items = plain.groups()
-        kept = [item for item in items.split(", ") if tuple((item.split(" as ") + [None])[:2]) not in names]
-        if kept:
-            return head + ", ".join(kept)
+        kept_items = [item for item in items.split(", ") if tuple((item.split(" as ") + [None])[:2]) not in names]
+        if kept_items:
+            return head + ", ".join(kept_items)
     import libcst as cst
 
-    nl = re.search(r"\r\n|\r|\n", statement)
-    nl = nl.group(0) if nl else "\n"  # the statement's line ending, not LibCST's default
-    imp = cst.parse_statement(statement, cst.PartialParserConfig(default_newline=nl)).body[0]  # type: ignore[attr-defined]
+    found = re.search(r"\r\n|\r|\n", statement)
+    nl = found.group(0) if found else "\n"  # the statement's line ending, not LibCST's default
+    # an Import or ImportFrom (the text is one): typed Any, as LibCST's types cannot know that
+    line = cast("cst.SimpleStatementLine", cst.parse_statement(statement, cst.PartialParserConfig(default_newline=nl)))
+    imp: Any = line.body[0]
     kept = [a for a in imp.names if _alias_key(cst, a) not in names]
     changes = {}
     if getattr(imp, "lpar", None) is None:  # a trailing comma is only allowed inside parentheses
@@ -131,7 +134,7 @@ def alias_comments(statement: str, names: set) -> Dict[tuple, str]:
         return {}
     import libcst as cst
 
-    imp = cst.parse_statement(statement).body[0]  # type: ignore[attr-defined]
+    imp: Any = cast("cst.SimpleStatementLine", cst.parse_statement(statement)).body[0]  # an Import or ImportFrom, as above
     out = {}
     for alias in imp.names:
         key = _alias_key(cst, alias)

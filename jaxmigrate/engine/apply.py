@@ -107,7 +107,8 @@ def _apply_text_edits(source: str, edits: Iterable) -> str:
         for edit in reversed(ordered):
             out = out[: edit.start] + edit.text + out[edit.end :]
         return out
-    pieces, position = [], 0
+    pieces: List[str] = []
+    position = 0
     for edit in ordered:
         pieces += (source[position:edit.start], edit.text)
         position = edit.end
@@ -172,7 +173,8 @@ def _apply_statement_edits(source: str, edits: Sequence[StatementEdit]) -> str:
     # from the last region to the first; the text is ``base[:cut]`` and then ``tail`` reversed:
     # each region is spliced in once, not by copying the whole text (1,000 regions of a
     # 4 MB module copied 4 GB), and looked up among the statements by bisection
-    base, cut, tail = source, len(source), []
+    base, cut = source, len(source)
+    tail: List[str] = []
     for node, group in reversed(regions):
         first = _region_lines(ctx, node, ends)
         start = ctx.line_start(first)
@@ -238,7 +240,7 @@ def _edit_module(source: str, by_position) -> str:
     class StatementEditor(cst.CSTTransformer):
         METADATA_DEPENDENCIES = (PositionProvider,)
 
-        def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        def on_leave(self, original_node, updated_node):
             if isinstance(original_node, cst.BaseStatement):
                 pos = self.get_metadata(PositionProvider, original_node).start
                 edit = by_position.get((pos.line, pos.column))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover
     import pathspec
@@ -105,7 +105,7 @@ class _Excludes:
         if self.spec is None:
             return False
         try:
-            rel = Path(path).resolve().relative_to(self.root.resolve()).as_posix()  # type: ignore[union-attr]
+            rel = Path(path).resolve().relative_to(self.root.resolve()).as_posix()  # type: ignore[union-attr]  # self.spec is set: so is self.root
         except ValueError:
             return False
         return self.spec.match_file(rel + ("/" if is_dir else ""))
@@ -165,7 +165,7 @@ def discover(paths: Sequence[str], *, root: Optional[Path] = None, exclude: Opti
             found.setdefault(real, SourceFile(top, _display(top)))
             continue
         cwd = os.getcwd()
-        linked = set()  # real paths found through a symbolic link to the file, so far
+        linked: Set[str] = set()  # real paths found through a symbolic link to the file, so far
         for path, real, link, inode in _walk(os.path.abspath(raw), ignores, excludes):
             real = _first_name(names, os.path.normcase(real), inode)
             if real not in found or real in linked and not link:  # the file itself over a link to it

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.statements import delete_statement, newline, statement_prefix, trailing_text
@@ -69,7 +69,7 @@ def _alone(ctx: FileContext, stmt: ast.stmt) -> bool:
 def _module(stmt: ast.stmt) -> str:
     if isinstance(stmt, ast.Import):
         return stmt.names[0].name
-    return "." * stmt.level + (stmt.module or "")  # type: ignore[attr-defined]
+    return "." * stmt.level + (stmt.module or "")  # type: ignore[attr-defined]  # not an Import: an ImportFrom
 
 
 def _section(module: str) -> int:
@@ -133,7 +133,8 @@ def _add_aliases(ctx: FileContext, stmt: ast.ImportFrom, refs: List[ImportRef]) 
             sep = f",{nl}{indent}" if own_line else ", "
             edits.append(Edit(start, start, sep.join(texts) + sep))
             continue
-        line_end = ctx.line_start(near.end_lineno) + len(ctx.line_text(near.end_lineno).rstrip("\r\n"))
+        last = cast(int, near.end_lineno)  # set on every parsed statement
+        line_end = ctx.line_start(last) + len(ctx.line_text(last).rstrip("\r\n"))
         tail = re.fullmatch(r"([ \t]*,)?([ \t]*#.*)?", ctx.source[end:line_end])
         if own_line and tail is not None:  # after the last name's line, which keeps its comment
             added = "".join(f"{nl}{indent}{t}," for t in texts)
@@ -194,7 +195,8 @@ def join_written_imports(original: str, text: str) -> str:
 
 def splice(source: str, edits: List[Edit]) -> str:
     """``source`` with non-overlapping ``edits``; inserts at one place keep their order."""
-    pieces, position = [], 0
+    pieces: List[str] = []
+    position = 0
     for edit in sorted(edits, key=lambda e: e.start):
         pieces += (source[position:edit.start], edit.text)
         position = edit.end

@@ -43,7 +43,7 @@ def _drop_unused(source: str, drops: List[ImportRef]) -> str:
     dunder_all = _names_in_all(ctx)
     unused = [ref for ref in drops if _local(ref) not in dunder_all]
     edits: List[Edit] = []
-    statements = [*ctx.nodes(ast.Import), *ctx.nodes(ast.ImportFrom)]  # function-level imports too
+    statements: List[ast.Import | ast.ImportFrom] = [*ctx.nodes(ast.Import), *ctx.nodes(ast.ImportFrom)]  # function-level too
     for stmt in statements:  # one edit per statement, however many of its aliases go
         gone = [a for a in stmt.names if any(_matches(stmt, a, ref) for ref in unused)
                 and not _read(ctx, stmt, loads.get(a.asname or a.name.split(".")[0], []))]
@@ -77,7 +77,8 @@ def drops_before_edits(ctx: FileContext, edits: Sequence[Edit], drops: Sequence[
     dunder_all = _names_in_all(ctx)
     unused = [ref for ref in dict.fromkeys(drops) if _local(ref) not in dunder_all]
     out: List[Edit] = []
-    for stmt in [*ctx.nodes(ast.Import), *ctx.nodes(ast.ImportFrom)]:
+    statements: List[ast.Import | ast.ImportFrom] = [*ctx.nodes(ast.Import), *ctx.nodes(ast.ImportFrom)]
+    for stmt in statements:
         gone = [a for a in stmt.names if any(_matches(stmt, a, ref) for ref in unused)]
         if not gone:
             continue
@@ -105,7 +106,7 @@ def _without(ctx: FileContext, stmt: ast.stmt, aliases: List[ast.alias]) -> Opti
     """The edit that drops ``aliases`` from an import statement (the statement, if all go)."""
     if not aliases:
         return None
-    if len(aliases) == len(stmt.names):  # type: ignore[attr-defined]
+    if len(aliases) == len(stmt.names):  # type: ignore[attr-defined]  # an Import or ImportFrom: both have names
         return delete_statement(ctx, stmt)
     return ctx.replace(stmt, render_without_names(ctx.text(stmt), {(a.name, a.asname) for a in aliases}))
 

@@ -223,7 +223,7 @@ def located_on_disk(left: List[Finding], first: List[Finding], original: str, fi
         tag, i1, i2, j1, j2 = ops[k] if k >= 0 and j < ops[k][4] else ("equal", len(a), len(a), len(b), len(b))
         if tag == "equal":
             start = i1 + (j - j1) + 1
-            lines = (start,)
+            lines: Sequence[int] = (start,)
         else:
             start = i1 + 1
             lines = range(i1 + 1, max(i1 + 1, i2) + 1)
@@ -248,7 +248,7 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
     fired: Set[str] = set()
     if settings.fix:
         for _ in range(MAX_ROUNDS):
-            fixes = [f.fix for f in findings if _allowed(f, settings)]
+            fixes = [f.fix for f in findings if f.fix is not None and _allowed(f, settings)]  # (_allowed: it has one)
             if not fixes:
                 break
             try:

@@ -58,12 +58,12 @@ def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optio
     if _cache is not None:
         from jaxmigrate.engine.cache import Key, content_digest, stat_of
 
-        key = Key(content_digest(data), _settings_key(settings, file), stat_of(st), read_ns)  # type: ignore[arg-type]
+        key = Key(content_digest(data), _settings_key(settings, file), stat_of(st), read_ns)  # type: ignore[arg-type]  # st is set when the cache is
     store = None if settings.fix else key
     if not active_rules(prefilter_input(data, file.display), rules) or skips_file(data):
         return FileResult(file.display), store
     if key is not None:
-        hit = _cache.get(file.path, key.content, key.settings)  # type: ignore[union-attr]
+        hit = _cache.get(file.path, key.content, key.settings)  # type: ignore[union-attr]  # a key means a cache
         if hit is not None and (not settings.fix or not hit):  # fix: only skip what has nothing to fix
             return FileResult(file.display, findings=hit), store
     result = process(file.path, file.display, settings, data)
@@ -139,7 +139,7 @@ def _span(bounds: Tuple[int, int]) -> List[Processed]:
 
 
 def _stopping() -> bool:
-    return bool(_stop.value if hasattr(_stop, "value") else _stop)
+    return bool(getattr(_stop, "value", _stop))
 
 
 def _init(cache, work: tuple = ((), None), stop=None) -> None:
@@ -231,7 +231,7 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
         cache.save()
     if interrupted:
         raise Interrupted(results)
-    return results  # type: ignore[return-value]
+    return results  # type: ignore[return-value]  # not interrupted: every file has its result
 
 
 class Interrupted(Exception):

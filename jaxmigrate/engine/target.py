@@ -115,7 +115,9 @@ def floor(clauses: Sequence[Tuple[str, str]], releases: Sequence[Version]) -> Op
     admitted = [r for r in sorted(releases) if all(_admits(op, spec, r) for op, spec in clauses)]
     if admitted:
         return ".".join(map(str, admitted[0]))
-    return ".".join(map(str, max((_release(spec.rstrip(".*")) for _, spec in lower), key=lambda v: _pad(v, 4))))
+    floors: List[Version] = [_release(spec.rstrip(".*")) for _, spec in lower]
+    highest = max(floors, key=lambda v: _pad(v, 4))
+    return ".".join(map(str, highest))
 
 
 # where projects declare them --------------------------------------------------------------------
@@ -160,9 +162,9 @@ def _setup_py(path: Path) -> List[str]:
     except (OSError, SyntaxError, ValueError):
         return []
     lists = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            lists[node.targets[0].id] = node.value
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            lists[stmt.targets[0].id] = stmt.value
     found: List[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.keyword) and node.arg == "install_requires":
@@ -222,5 +224,5 @@ def auto(root: Optional[Path], start: Optional[Path] = None) -> Tuple[Optional[s
         why_not = f"`{requirement}` in {where} has no lower bound"
     version = installed()
     if version:
-        return re.match(r"\d+(?:\.\d+){0,2}", version).group(0), f"the installed jax; {why_not}"  # type: ignore[union-attr]
+        return re.match(r"\d+(?:\.\d+){0,2}", version).group(0), f"the installed jax; {why_not}"  # type: ignore[union-attr]  # an installed version starts with its release
     return None, f"the newest; {why_not} and no installed jax"

@@ -41,16 +41,16 @@ def references(ctx: FileContext) -> List[Reference]:
 
 def _references(ctx: FileContext) -> List[Reference]:
     found: List[Reference] = []
-    for node in ctx.nodes(ast.ImportFrom):
-        if node.level or not node.module or not _is_jax(node.module):
+    for frm in ctx.nodes(ast.ImportFrom):
+        if frm.level or not frm.module or not _is_jax(frm.module):
             continue
-        for alias in node.names:
+        for alias in frm.names:
             if alias.name != "*":
-                _add(found, ctx, alias, f"{node.module}.{alias.name}", statement=node)
-    for node in ctx.nodes(ast.Import):
-        for alias in node.names:
+                _add(found, ctx, alias, f"{frm.module}.{alias.name}", statement=frm)
+    for imp in ctx.nodes(ast.Import):
+        for alias in imp.names:
             if _is_jax(alias.name):
-                _add(found, ctx, alias, alias.name, statement=node)
+                _add(found, ctx, alias, alias.name, statement=imp)
     parents = ctx.parents
     heads: dict = {}  # (id(binding scope), root name) -> what `_head` says: roots repeat in every chain
     target = ctx.target
@@ -58,9 +58,9 @@ def _references(ctx: FileContext) -> List[Reference]:
         if status(resolved, target) is None and not resolved.startswith(_REWRITTEN):
             continue  # as the resolver reads it, the name is fine, and no spelling of it differs
         parent = parents.get(id(node))
-        if parent.__class__ is ast.Attribute and parent.value is node:  # type: ignore[attr-defined]
+        if parent.__class__ is ast.Attribute and parent.value is node:
             continue  # part of a longer chain: the chain is the reference
-        if node.__class__ is ast.Name and not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+        if node.__class__ is ast.Name and not isinstance(node.ctx, ast.Load):
             continue  # `mesh_type = pxla.Mesh` binds a name: the value is the reference
         spelled, via = _spelled(ctx, node, heads)
         if spelled is not None:
@@ -68,7 +68,7 @@ def _references(ctx: FileContext) -> List[Reference]:
     for call, _ in ctx.calls_to("jax.config.update"):  # `jax.config.update("jax_option", value)`
         if call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
             _add(found, ctx, call.args[0], f"jax.config.{call.args[0].value}")
-    found.sort(key=lambda r: (r.node.lineno, r.node.col_offset))  # type: ignore[attr-defined]
+    found.sort(key=lambda r: (r.node.lineno, r.node.col_offset))  # type: ignore[attr-defined]  # Name/Attribute/alias/Constant nodes: all have positions
     return found
 
 
@@ -113,7 +113,7 @@ def _head(ctx: FileContext, root: ast.Name, heads: dict, depth: int):
     bindings = [b for b in ctx.bindings(root) if b.kind != "none"]
     kinds = {b.kind for b in bindings}
     if kinds == {"alias"} and len({ast.dump(b.value) for b in bindings}) == 1:  # `xb = jax.lib.xla_bridge`
-        head, _ = _spelled(ctx, bindings[0].value, heads, depth + 1)  # type: ignore[arg-type]
+        head, _ = _spelled(ctx, bindings[0].value, heads, depth + 1)
         return head, True, None
     raws = {b.qualname for b in bindings}
     if kinds != {"import"} or len(raws) != 1:

@@ -40,7 +40,7 @@ def bind_arguments(call: ast.Call, params: Sequence[str]) -> Optional[Dict[str, 
         return None
     bound = dict(zip(params, call.args))
     for kw in call.keywords:
-        if kw.arg not in params or kw.arg in bound:
+        if kw.arg is None or kw.arg not in params or kw.arg in bound:
             return None
         bound[kw.arg] = kw.value
     return bound
@@ -119,7 +119,7 @@ def spec_source(ctx: FileContext, spec: ast.expr, at: ast.AST) -> Tuple[str, Tup
 def _inside_call(ctx: FileContext, node: ast.AST, root: ast.AST) -> bool:
     """``P(None, 'x')``: a None inside a spec constructor is a dimension, not a spec."""
     while node is not root:
-        node = ctx.parent(node)  # type: ignore[assignment]
+        node = ctx.parent(node)  # type: ignore[assignment]  # node is inside root: it has a parent
         if isinstance(node, ast.Call):
             return True
     return False

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, List, Optional, Tuple
+from typing import Callable, Iterator, List, Optional, Tuple, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.catalog.api_history import Status, exists, is_private
 from jaxmigrate.catalog.renames import CALLS, DROP_INS
-from jaxmigrate.core.findings import Fix
+from jaxmigrate.core.findings import Fix, FixSafety
 from jaxmigrate.patterns.api_references import Reference, references
 from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix
 
@@ -54,18 +54,18 @@ def _replacement(ctx: FileContext, ref: Reference) -> Tuple[Optional[str], Optio
     st = ref.status
     transform = CALLS.get(st.qualname)
     if transform is not None and not ref.is_import:
-        new, _, keyword = transform.partition("/")
-        if new == "second-argument":
+        call_name, _, keyword = transform.partition("/")
+        if call_name == "second-argument":
             return "its second argument (it returned it unchanged)", call_fix(ctx, ref, transform)
-        if exists(new, ctx.target):
-            advice = {"with": f"`with {new}(...):`", "with-False": f"`with {new}(False):`"}.get(
-                keyword, f"`{new}(..., {keyword}=True)`")
+        if exists(call_name, ctx.target):
+            advice = {"with": f"`with {call_name}(...):`", "with-False": f"`with {call_name}(False):`"}.get(
+                keyword, f"`{call_name}(..., {keyword}=True)`")
             return advice, call_fix(ctx, ref, transform)
     curated = DROP_INS.get(st.qualname)
     if curated is not None and exists(curated, ctx.target):
         # `isinstance(x, jax.Array)` holds for every array: it no longer tells the old type apart
         tested = _type_tested(ctx, ref) if ref.is_import else in_type_test(ctx, ref.node)
-        safety = "unsafe" if curated == "jax.Array" and tested else "safe"
+        safety: FixSafety = "unsafe" if curated == "jax.Array" and tested else "safe"
         return f"`{curated}`", rename_fix(ctx, ref, curated, safety)
     new = _public(st, ctx)
     if new is None:
@@ -83,5 +83,5 @@ def _public(st: Status, ctx: FileContext) -> Optional[str]:
 
 def _type_tested(ctx: FileContext, ref: Reference) -> bool:
     """Whether the name an import binds is used in an ``isinstance``/``issubclass`` test."""
-    local = getattr(ref.node, "asname", None) or getattr(ref.node, "name", "")
+    local = cast(str, getattr(ref.node, "asname", None) or getattr(ref.node, "name", ""))  # an alias's names are str
     return any(in_type_test(ctx, n) for n in ctx.names(local.split(".")[0]))

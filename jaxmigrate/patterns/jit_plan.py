@@ -44,14 +44,17 @@ def pjit_uses(ctx: FileContext) -> List[PjitUse]:
         else:
             uses.append(PjitUse(call, callee, call.args[1:], call.keywords, "call"))
         seen.add(id(callee))
-    references = [node for node in ctx.references(PJIT) if id(node) not in seen and isinstance(node.ctx, ast.Load)]
-    functions = [*ctx.nodes(ast.FunctionDef), *ctx.nodes(ast.AsyncFunctionDef)] if references else []
+    # (references are Name and Attribute nodes: they have a ctx)
+    references = [node for node in ctx.references(PJIT) if id(node) not in seen
+                  and isinstance(node.ctx, ast.Load)]  # type: ignore[attr-defined]
+    functions: List[ast.FunctionDef | ast.AsyncFunctionDef] = (
+        [*ctx.nodes(ast.FunctionDef), *ctx.nodes(ast.AsyncFunctionDef)] if references else [])
     decorators = {id(d) for f in functions for d in f.decorator_list}
     for node in references:
         if isinstance(node, ast.Attribute) and isinstance(ctx.parent(node), ast.Attribute):
             continue
         kind = "decorator" if id(node) in decorators else "other"
-        uses.append(PjitUse(node, node, [], [], kind))  # type: ignore[arg-type]
+        uses.append(PjitUse(node, node, [], [], kind))
     return uses
 
 
@@ -59,7 +62,7 @@ def blocker(ctx: FileContext, use: PjitUse) -> Optional[str]:
     """Why this use cannot be rewritten automatically, or None."""
     if use.kind == "other":
         return "pjit is used as a value here: replace it with `jax.jit` by hand (its options are keyword-only)"
-    if use.kind == "partial" and len(use.node.args) > 1:  # type: ignore[attr-defined]
+    if use.kind == "partial" and len(use.node.args) > 1:  # type: ignore[attr-defined]  # a "partial" use is a call
         return "`partial(pjit, f, ...)` binds the function: write `partial(jax.jit, f, ...)` with keyword options by hand"
     if len(use.options) > len(POSITIONAL) or any(isinstance(a, ast.Starred) for a in use.options):
         return "starred or extra positional arguments: write the `jax.jit` keywords by hand"
@@ -95,9 +98,9 @@ def kwargs_entries(ctx: FileContext, value: ast.expr) -> Optional[List[Tuple[str
     built = stmt.value
     if isinstance(built, ast.Call) and isinstance(built.func, ast.Name) and built.func.id == "dict" and not built.args:
         if all(k.arg for k in built.keywords):
-            return [(k.arg, k.value) for k in built.keywords]  # type: ignore[misc]
+            return [(k.arg, k.value) for k in built.keywords]  # type: ignore[misc]  # every k.arg is set: checked above
     if isinstance(built, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in built.keys):
-        return [(k.value, v) for k, v in zip(built.keys, built.values)]  # type: ignore[union-attr]
+        return [(k.value, v) for k, v in zip(built.keys, built.values)]  # type: ignore[union-attr]  # every key is a str constant: checked above
     return None
 
 
@@ -123,7 +126,8 @@ class MeshWith:
 
 def mesh_withs(ctx: FileContext) -> List[MeshWith]:
     found = []
-    for node in [*ctx.nodes(ast.With), *ctx.nodes(ast.AsyncWith)]:
+    withs: List[ast.With | ast.AsyncWith] = [*ctx.nodes(ast.With), *ctx.nodes(ast.AsyncWith)]
+    for node in withs:
         for index, item in enumerate(node.items):
             expr, bound = item.context_expr, item.optional_vars
             if set_mesh_argument(ctx, expr) is not None or not is_mesh(ctx, expr):
@@ -139,7 +143,8 @@ def mesh_withs(ctx: FileContext) -> List[MeshWith]:
 
 def uses_jax(ctx: FileContext) -> bool:
     """Whether the module imports anything from JAX (a name like ``mesh_lock`` is no mesh elsewhere)."""
-    for node in [*ctx.nodes(ast.Import), *ctx.nodes(ast.ImportFrom)]:
+    imports: List[ast.Import | ast.ImportFrom] = [*ctx.nodes(ast.Import), *ctx.nodes(ast.ImportFrom)]
+    for node in imports:
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
         if any(n == "jax" or n.startswith("jax.") for n in names):
             return True
@@ -149,7 +154,7 @@ def uses_jax(ctx: FileContext) -> bool:
 def module_blocker(ctx: FileContext) -> Optional[str]:
     """Why neither rewrite may happen in this module (the first reason found), or None; worked
     out once for JM701 and JM702 together."""
-    return ctx.memo("jit_plan.module_blocker", _module_blocker)  # type: ignore[return-value]
+    return ctx.memo("jit_plan.module_blocker", _module_blocker)
 
 
 def _module_blocker(ctx: FileContext) -> Optional[str]:

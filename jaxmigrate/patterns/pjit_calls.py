@@ -46,7 +46,7 @@ def pjit_calls(ctx: FileContext) -> Iterator[PjitCall]:
         if spec is None:
             continue
         bound_to, name = binding_of(ctx, call, bool(is_partial))
-        yield PjitCall(call, spec, value, bound_to, name)  # type: ignore[arg-type]
+        yield PjitCall(call, spec, value, bound_to, name)  # type: ignore[arg-type]  # with a spec, value is set
 
 
 def binding_of(ctx: FileContext, call: ast.Call, is_partial: bool) -> Tuple[Optional[ast.AST], Optional[str]]:
@@ -71,11 +71,11 @@ def spec_leaves(value: ast.expr) -> Optional[List[ast.expr]]:
 
 def call_sites(ctx: FileContext, pj: PjitCall) -> List[ast.Call]:
     """Calls of the pjitted function's name that resolve to the same binding."""
-    binding_scope = ctx.resolver.lookup(pj.name, ctx.resolver.scope_of(pj.call.func))  # type: ignore[arg-type]
+    binding_scope = ctx.resolver.lookup(pj.name, ctx.resolver.scope_of(pj.call.func))  # type: ignore[arg-type]  # callers ask only for a named pjit
     sites = []
-    for call in [ctx.parent(n) for n in ctx.names_bound_by(pj.name, binding_scope)]:  # type: ignore[arg-type]
+    for call in [ctx.parent(n) for n in ctx.names_bound_by(pj.name, binding_scope)]:  # type: ignore[arg-type]  # pj.name: as above
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == pj.name:
-            owner = ctx.resolver.lookup(pj.name, ctx.resolver.scope_of(call.func))  # type: ignore[arg-type]
+            owner = ctx.resolver.lookup(pj.name, ctx.resolver.scope_of(call.func))
             bindings = owner.bindings.get(pj.name, []) if owner else []
             if owner is binding_scope and len(bindings) == 1 and bindings[0].node is pj.bound_to:
                 sites.append(call)
@@ -197,7 +197,7 @@ def host_local_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call
     """Where multi-process code hands a pjit host-local inputs (JM504's findings, in order): (the
     pjit, None) for one called where its name is not known, (the pjit, the call) for each call of
     a named one whose arguments are not converted yet. A pjit with ``FROM_GDA`` is JM503's."""
-    return ctx.memo("pjit_calls.host_local_sites", _host_local_sites)  # type: ignore[return-value]
+    return ctx.memo("pjit_calls.host_local_sites", _host_local_sites)
 
 
 def _host_local_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call]]]:

@@ -9,11 +9,11 @@ name bound by ``from m import old`` is fixed in its import, keeping the local na
 from __future__ import annotations
 
 import ast
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.statements import newline, render_import_from, render_without_names, replace_statement, statement_prefix
-from jaxmigrate.core.findings import Fix, FixSafety
+from jaxmigrate.core.findings import Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.api_references import Reference
 
 
@@ -76,6 +76,7 @@ def call_fix(ctx: FileContext, ref: Reference, transform: str) -> Optional[Fix]:
     if transform == "jax.random.permutation/independent":  # shuffle(key, x, axis=0)
         if len(call.args) not in (2, 3) or any(k.arg not in ("axis",) for k in call.keywords):
             return None
+        imports: Tuple[ImportRef, ...]
         if isinstance(call.func, ast.Attribute):  # `random.shuffle` -> `random.permutation`
             text, imports = f"{ctx.text(call.func.value)}.permutation", ()
         else:
@@ -90,11 +91,11 @@ def call_fix(ctx: FileContext, ref: Reference, transform: str) -> Optional[Fix]:
         if call.keywords or len(call.args) > 1:
             return None
         text, imports = ctx.reference("jax.enable_x64", at=call.func)
-        args = "False" if transform.endswith("False") else ", ".join(ctx.text(a) for a in call.args)
+        arg = "False" if transform.endswith("False") else ", ".join(ctx.text(a) for a in call.args)
         root = call.func
         while isinstance(root, ast.Attribute):
             root = root.value
-        return Fix("safe", edits=(ctx.replace(call, f"{text}({args})"),), add_imports=imports,
+        return Fix("safe", edits=(ctx.replace(call, f"{text}({arg})"),), add_imports=imports,
                    drop_unused_imports=ctx.root_import(root))
     return None
 

@@ -29,9 +29,9 @@ def _resources(node: ast.AST) -> Optional[Dict[str, str]]:
         if name is None:
             return None
         if _constant_str(value) is not None:
-            out[name] = repr(value.value)  # type: ignore[attr-defined]
+            out[name] = repr(value.value)  # type: ignore[attr-defined]  # a str constant: _constant_str says so
         elif isinstance(value, (ast.Tuple, ast.List)) and all(_constant_str(e) for e in value.elts):
-            out[name] = "(" + ", ".join(repr(e.value) for e in value.elts) + ("," if len(value.elts) == 1 else "") + ")"  # type: ignore[attr-defined]
+            out[name] = "(" + ", ".join(repr(e.value) for e in value.elts) + ("," if len(value.elts) == 1 else "") + ")"  # type: ignore[attr-defined]  # str constants: _constant_str says so
         else:
             return None
     return out
@@ -55,7 +55,7 @@ def _spec(entry: ast.AST, resources: Dict[str, str]) -> Optional[str]:
             if (not (isinstance(key, ast.Constant) and isinstance(key.value, int) and key.value >= 0)
                     or _constant_str(value) is None):
                 return None
-            dims[key.value] = value.value  # type: ignore[union-attr]
+            dims[key.value] = value.value  # type: ignore[attr-defined]  # a string constant: _constant_str says so
     else:
         return None
     if any(name not in resources for name in dims.values()):
@@ -69,7 +69,7 @@ def _specs(node: ast.AST, resources: Dict[str, str]) -> Optional[str]:
         specs = [_spec(e, resources) for e in node.elts]
         if any(s is None for s in specs):
             return None
-        return "(" + ", ".join(specs) + ("," if len(specs) == 1 else "") + ")"  # type: ignore[arg-type]
+        return "(" + ", ".join(specs) + ("," if len(specs) == 1 else "") + ")"  # type: ignore[arg-type]  # no None in specs: checked above
     return _spec(node, resources)
 
 

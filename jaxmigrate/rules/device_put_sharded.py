@@ -87,7 +87,7 @@ class DevicePutSharded(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]
+        if not ctx.target_at_least(self.deprecated_in):
             return
         for call, callee in ctx.calls_to(SHARDED, REPLICATED):
             message = (f"`{callee}` is deprecated since JAX 0.8.1 and removed in 0.10.0: use `jax.device_put` "

@@ -65,7 +65,7 @@ class ExperimentalShardMap(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.target_at_least(self.replacement_since):  # type: ignore[arg-type]  # set on this rule
+        if not ctx.target_at_least(self.replacement_since):
             return  # no jax.shard_map in the target, and the experimental one is not deprecated there
         handled = set()
         for call, target, _is_partial in ctx.applications(LEGACY):
@@ -73,7 +73,8 @@ class ExperimentalShardMap(Rule):
             handled.add(id(target))
             yield self._rewrite(ctx, call, target, options)
         for node in ctx.references(LEGACY):  # the function used as a value
-            if (id(node) not in handled and isinstance(node.ctx, ast.Load)
+            # (references are Name and Attribute nodes: they have a ctx)
+            if (id(node) not in handled and isinstance(node.ctx, ast.Load)  # type: ignore[attr-defined]
                     and not isinstance(ctx.parent(node), ast.Attribute)):
                 yield self.finding(ctx, node, "`jax.experimental.shard_map.shard_map` is deprecated since JAX 0.8.0 and "
                                    "used as a value here: replace it with `jax.shard_map` by hand (options "
@@ -89,7 +90,7 @@ class ExperimentalShardMap(Rule):
         ref, imports = ctx.reference(MODERN, at=call)
         edits: List[Edit] = [ctx.replace(callee, ref)]
         given = {name: arg for name, arg in zip(POSITIONAL, options)}
-        given.update({k.arg: k.value for k in call.keywords})  # type: ignore[misc]
+        given.update({k.arg: k.value for k in call.keywords})  # type: ignore[misc]  # no k.arg is None: checked above
         mesh = given.get("mesh")
         if "auto" in given and not isinstance(mesh, (ast.Name, ast.Attribute)):
             why = ("the mesh arrives later" if mesh is None else "the mesh is computed in place (the fix names it twice)")
@@ -109,5 +110,5 @@ class ExperimentalShardMap(Rule):
         if name == "check_rep":
             return f"check_vma={text}"
         if name == "auto":
-            return f"axis_names=frozenset({ctx.text(mesh)}.axis_names) - {text}"  # type: ignore[arg-type]
+            return f"axis_names=frozenset({ctx.text(mesh)}.axis_names) - {text}"  # type: ignore[arg-type]  # `auto` is rewritten only with a mesh
         return f"{name}={text}"

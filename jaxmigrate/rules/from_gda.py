@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Sequence
+from typing import Iterator, List, Sequence, Set
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.statements import drop_argument, insert_before
@@ -98,7 +98,7 @@ class FromGda(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        handled = set()
+        handled: Set[int] = set()
         for pj in pjit_calls(ctx):
             leaves = spec_leaves(pj.value)
             flags = [ctx.qualname(leaf) == FROM_GDA for leaf in leaves] if leaves is not None else None
@@ -108,7 +108,7 @@ class FromGda(Rule):
             if flags is not None and all(flags):
                 yield self._drop(ctx, pj)
             elif flags is not None and isinstance(pj.value, (ast.Tuple, ast.List)):
-                yield self._mixed(ctx, pj, leaves, flags)  # type: ignore[arg-type]
+                yield self._mixed(ctx, pj, leaves, flags)  # type: ignore[arg-type]  # leaves is set when flags is
             else:
                 yield self.finding(ctx, pj.value, "`FROM_GDA` inside a pytree or a variable was removed in JAX 0.4.11: "
                                    "drop it from the input shardings and convert host-local inputs with "
@@ -227,7 +227,8 @@ def _assigned_value_mentions(ctx: FileContext, name: ast.Name) -> bool:
 def _fresh_names(ctx: FileContext, count: int) -> List[str]:
     """``array2, array3, ...`` as in JAX's migration guide (``array1`` being the first GDA
     input), skipping names the module already binds."""
-    names, k = [], 2
+    names: List[str] = []
+    k = 2
     while len(names) < count:
         name = f"array{k}"
         if not ctx.resolver.bound_in_any_scope(name):

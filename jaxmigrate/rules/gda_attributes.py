@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.names import canonical
@@ -301,8 +301,8 @@ class _Checker:
             edits = (self.ctx.replace(rw.node, rw.text), *(edit for _, _, edit in rw.dependents))
             fix = Fix(rw.safety, edits=edits, add_imports=rw.imports, drop_unused_imports=rw.drops)
             self.findings.append(self.rule.finding(self.ctx, rw.node, rw.message, fix))
-            for node, message, _ in rw.dependents:
-                self.findings.append(self.rule.finding(self.ctx, node, message, fix))
+            for dependent, message, _ in rw.dependents:
+                self.findings.append(self.rule.finding(self.ctx, dependent, message, fix))
         self._string_annotations()
         self._imports()
         return iter(self.findings)
@@ -313,7 +313,7 @@ class _Checker:
         out = []
         prefix = GDA_MODULE + "."
         for node, q in self.ctx.qualified():
-            if not isinstance(node.ctx, ast.Load):
+            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]  # a Name or an Attribute: has a ctx
                 continue
             if q.startswith(prefix) and "." not in q[len(prefix):] and self._through_import(node):
                 out.append((node, q[len(prefix):]))
@@ -350,7 +350,7 @@ class _Checker:
             if call is not None:
                 why = ("`jax.Shard` is built from (device, sharding, global_shape, data), not (device, index, "
                        "replica_id, data)")
-                advice = ADVICE["Shard"]
+                advice: Optional[str] = ADVICE["Shard"]
             else:
                 why = f"`{SHARD}` exists from JAX {SHARD_SINCE}; before, jax.Array's shards are `jax._src.array.Shard`"
                 advice = "jax._src.array.Shard"
@@ -512,14 +512,14 @@ class _Checker:
         while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             function = self.ctx.parent(function)
         cls = self.ctx.parent(function) if function is not None else None
-        if not isinstance(cls, ast.ClassDef) or not function.args.args:  # type: ignore[union-attr]
+        if not isinstance(cls, ast.ClassDef) or not function.args.args:  # type: ignore[union-attr]  # function is not None when cls is a class
             return None
-        if function.args.args[0].arg != receiver.value.id:  # type: ignore[union-attr]
+        if function.args.args[0].arg != receiver.value.id:  # type: ignore[union-attr]  # function is set (above); receiver.value is a Name
             return None
         for stmt in cls.body:
             target = stmt.target if isinstance(stmt, ast.AnnAssign) else None
             if isinstance(target, ast.Name) and target.id == receiver.attr:
-                return self._annotation_ref(stmt.annotation)  # type: ignore[union-attr]
+                return self._annotation_ref(stmt.annotation)  # type: ignore[attr-defined]  # an AnnAssign: see target
         return None
 
     def _is_gda_value(self, value: ast.expr) -> bool:
@@ -622,8 +622,9 @@ class _Checker:
         ctx = self.ctx
         annotations: List[ast.expr] = [n.annotation for n in ctx.nodes(ast.arg) if n.annotation is not None]
         annotations += [n.annotation for n in ctx.nodes(ast.AnnAssign)]
-        annotations += [n.returns for n in [*ctx.nodes(ast.FunctionDef), *ctx.nodes(ast.AsyncFunctionDef)]
-                        if n.returns is not None]
+        functions: List[ast.FunctionDef | ast.AsyncFunctionDef] = [*ctx.nodes(ast.FunctionDef),
+                                                                   *ctx.nodes(ast.AsyncFunctionDef)]
+        annotations += [n.returns for n in functions if n.returns is not None]
         for ann in annotations:
             for node in ast.walk(ann):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and self._names_gda(node.value):
@@ -648,6 +649,7 @@ class _Checker:
             for alias in stmt.names:
                 if canonical(alias.name) != GDA_MODULE:
                     continue
+                uses: Sequence[ast.expr]
                 if alias.asname:
                     uses = ctx.loads_of(alias.asname, GDA_MODULE)
                 else:
@@ -662,14 +664,14 @@ class _Checker:
                     self.findings.append(drop)
                 else:
                     self._still_used(alias, alias.name, [u for u in uses if not self._module_use_fixed(u)])
-        for stmt in ctx.nodes(ast.ImportFrom):
-            if stmt.level or not stmt.module:
+        for frm in ctx.nodes(ast.ImportFrom):
+            if frm.level or not frm.module:
                 continue
             unused = []
-            for alias in stmt.names:
-                full = canonical(f"{stmt.module}.{alias.name}") or ""
+            for alias in frm.names:
+                full = canonical(f"{frm.module}.{alias.name}") or ""
                 local = alias.asname or alias.name
-                if alias.name == "*" and canonical(stmt.module) == GDA_MODULE:
+                if alias.name == "*" and canonical(frm.module) == GDA_MODULE:
                     self._report(alias, f"`{GDA_MODULE}` was removed in JAX 0.4.7: this import fails", None)
                     continue
                 if full == GDA_MODULE:
@@ -685,17 +687,17 @@ class _Checker:
                 else:
                     self._still_used(alias, full, left)
             if unused:
-                self.findings.append(self._drop_aliases(stmt, unused))
+                self.findings.append(self._drop_aliases(frm, unused))
 
     def _module_use_fixed(self, use: ast.expr) -> bool:
         """Whether a use of the module itself (``gda_lib`` in ``gda_lib.X``) goes away with a fix."""
         parent = self.ctx.parent(use)
         return isinstance(parent, ast.Attribute) and parent.value is use and self.fixed.get(id(parent), False)
 
-    def _still_used(self, alias: ast.alias, what: str, left: List[ast.expr]) -> None:
+    def _still_used(self, alias: ast.alias, what: str, left: Sequence[ast.expr]) -> None:
         if not left:
             return  # every use is rewritten; the fixes drop the import once it is unused
-        lines = sorted({u.lineno for u in left})  # type: ignore[attr-defined]
+        lines = sorted({u.lineno for u in left})
         where = f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(map(str, lines))
         if all(self._unsafe_fix_pending(u) for u in left):
             then = "which only unsafe fixes rewrite (`--unsafe-fixes`); the import goes with them"
@@ -801,7 +803,7 @@ def _same_answer(ctx: FileContext, node: ast.expr) -> bool:
     func = call.func
     if isinstance(func, ast.Attribute):  # assertIsInstance / assertNotIsInstance
         return func.attr == "assertIsInstance" and isinstance(ctx.parent(call), ast.Expr)
-    if func.id != "isinstance":  # type: ignore[attr-defined]
+    if func.id != "isinstance":  # type: ignore[attr-defined]  # an isinstance test calls a Name
         return False
     holder = ctx.parent(call)
     if isinstance(holder, ast.Assert) and holder.test is call:

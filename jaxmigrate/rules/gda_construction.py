@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Edit, Finding, Fix
@@ -120,7 +120,7 @@ class GdaConstruction(Rule):
             # keep the layout: swap the callee, and fold (mesh, mesh_axes) into one sharding argument
             start = ctx.span(call.args[1])[0]
             end = ctx.span(call.args[2])[1]
-            edits = (ctx.replace(call.func, callee), Edit(start, end, sharding))
+            edits: Tuple[Edit, ...] = (ctx.replace(call.func, callee), Edit(start, end, sharding))
         else:
             text = f"{callee}({ctx.text(args['global_shape'])}, {sharding}, {ctx.text(last)})"
             edits = (ctx.replace(call, text),)

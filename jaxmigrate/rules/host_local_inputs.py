@@ -149,7 +149,7 @@ class HostLocalInputs(Rule):
         names = _global_names(ctx, site.args)
         args = [ctx.text(a) for a in site.args]
         if len(args) == 1 and _is_tuple(pj.value):  # one argument, one spec
-            in_spec, more = spec_source(ctx, pj.value.elts[0], site)  # type: ignore[attr-defined]
+            in_spec, more = spec_source(ctx, pj.value.elts[0], site)  # type: ignore[attr-defined]  # pj.value is a tuple: _is_tuple
             line = f"{names[0]} = {mhu}.host_local_array_to_global_array({args[0]}, {mesh}, {in_spec})"
         elif len(args) == 1:  # a spec for the tuple of arguments (a prefix, as pjit read it)
             in_spec, more = spec_source(ctx, pj.value, site)
@@ -158,10 +158,10 @@ class HostLocalInputs(Rule):
             in_spec, more = spec_source(ctx, pj.value, site)
             line = (f"{', '.join(names)} = {mhu}.host_local_array_to_global_array(\n"
                     f"    ({', '.join(args)}), {mesh}, {in_spec})")
-        edits: List[Edit] = [insert_before(ctx, stmt, [line])]  # type: ignore[arg-type]
+        edits: List[Edit] = [insert_before(ctx, stmt, [line])]  # type: ignore[arg-type]  # stmt is set: _cannot checked it
         edits += [ctx.replace(a, n) for a, n in zip(site.args, names)]
         if not outputs_global:
-            out_edits, extra = host_local_output(ctx, pj, site, mhu, mesh)  # type: ignore[arg-type]
+            out_edits, extra = host_local_output(ctx, pj, site, mhu, mesh)  # type: ignore[arg-type]  # mesh is set: _cannot checked it
             edits += out_edits
             more += extra
         fix = Fix("unsafe", edits=tuple(edits), add_imports=tuple(imports) + more)
@@ -175,8 +175,8 @@ def _cannot(ctx: FileContext, pj: PjitCall, site: ast.Call) -> Optional[str]:
         return "positional shardings"
     if _static(pj) != set():  # in_shardings leave them out: the conversion must too
         return "`static_argnums`/`static_argnames`: convert the other arguments by hand"
-    if _is_tuple(pj.value) and len(pj.value.elts) != len(site.args):  # type: ignore[attr-defined]
-        return f"the call at line {site.lineno} passes {len(site.args)} arguments for {len(pj.value.elts)} specs"  # type: ignore[attr-defined]
+    if _is_tuple(pj.value) and len(pj.value.elts) != len(site.args):  # type: ignore[attr-defined]  # a tuple: _is_tuple
+        return f"the call at line {site.lineno} passes {len(site.args)} arguments for {len(pj.value.elts)} specs"  # type: ignore[attr-defined]  # a tuple: _is_tuple
     stmt = statement_of(ctx, site)
     if stmt is None:
         return f"the call at line {site.lineno} is inside an expression evaluated lazily or repeatedly"
@@ -217,7 +217,7 @@ def _is_tuple(node: ast.AST) -> bool:
 def _visible_at(ctx: FileContext, spec: ast.expr, site: ast.AST) -> bool:
     """Every name the spec uses resolves to the same binding at the call site."""
     resolver = ctx.resolver
-    site_scope = resolver.scope_of(site.func if isinstance(site, ast.Call) else site)  # type: ignore[attr-defined]
+    site_scope = resolver.scope_of(site.func if isinstance(site, ast.Call) else site)
     for name in (n for n in ast.walk(spec) if isinstance(n, ast.Name)):
         here = resolver.lookup(name.id, resolver.scope_of(name))
         there = resolver.lookup(name.id, site_scope)
@@ -268,7 +268,7 @@ def _in_place(ctx: FileContext, site: Optional[ast.Call], call: str) -> str:
     call is no simple statement's (a comprehension, a lambda, a block's header), ``out = call``
     and a comment saying what ``out`` replaces."""
     stmt = statement_of(ctx, site) if site is not None else None
-    if stmt is None:
+    if stmt is None or site is None:  # (no site: no statement either)
         used = " ".join(ctx.text(site).split()) if site is not None else ""  # on one line: a comment
         return f"out = {call}" + (f"  # then use `out` in place of `{used}`" if used else "")
     (start, end), (first, _) = ctx.span(site), ctx.span(stmt)

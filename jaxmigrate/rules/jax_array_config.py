@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from typing import Iterator, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.folding import fold_true
@@ -126,9 +126,9 @@ class JaxArrayConfig(Rule):
         for call, _ in ctx.calls_to("jax._src.config.jax_array"):
             yield self.finding(ctx, call, "the `jax_array` option no longer exists: drop this context manager or "
                                "decorator and keep the jax.Array behaviour")
-        for node in ctx.nodes(ast.ImportFrom):
-            if node.module == "jax._src.config" and not node.level:
-                for alias in node.names:
+        for frm in ctx.nodes(ast.ImportFrom):
+            if frm.module == "jax._src.config" and not frm.level:
+                for alias in frm.names:
                     if alias.name in ("jax_array", "parallel_functions_output_gda"):
                         yield self.finding(ctx, alias, f"JAX's internal `{alias.name}` option state no longer exists: "
                                            "drop the import and the code that toggles it")
@@ -143,8 +143,9 @@ class JaxArrayConfig(Rule):
             return
         option = call.args[0].value
         value = call.args[1].value if isinstance(call.args[1], ast.Constant) else None
-        stmt = ctx.parent(call)
-        removable = isinstance(stmt, ast.Expr)
+        parent = ctx.parent(call)
+        removable = isinstance(parent, ast.Expr)
+        stmt = cast(ast.stmt, parent)  # deleted only when removable: an ast.Expr
         drops = ctx.root_import(call.func)
         if value is True and removable and option == OUTPUT_GDA and is_multi_process(ctx):
             yield self.finding(ctx, call, f"the `{option}` option was removed in JAX 0.4.14: delete this line together "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import ClassVar, Dict, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.names import GAP, ModuleAttributeSearch, canonical, gap_start, name_triggers
@@ -120,11 +120,11 @@ class MovedName(Rule):
     triggers, _module_parts = name_triggers(
         [m.old for m in MOVES if m.family == "sharding" and m.old not in _CONFIG] + list(REMOVED_MODULES)
         + list(REMOVED_NAMES))
-    requires = (_module_parts,)
+    requires: ClassVar[Tuple[Tuple[bytes, ...], ...]] = (_module_parts,)
     deprecated_in = "0.4.4"
     removed_in = "0.4.11"
     replacement_since = "0.4.1"
-    examples = (
+    examples: ClassVar[Tuple[Example, ...]] = (
         Example(
             snippet("""
                 from jax.experimental import PartitionSpec as PS
@@ -211,10 +211,10 @@ class MovedName(Rule):
                 yield finding
         yield from self._uses_without_replacement(ctx)
         if self.family == "sharding":
-            for node in ctx.nodes(ast.Import):
-                yield from self._import(ctx, node)
-        for node, _ in ctx.qualified(ast.Attribute):
-            finding = self._attribute(ctx, node)
+            for imp in ctx.nodes(ast.Import):
+                yield from self._import(ctx, imp)
+        for attr, _ in ctx.qualified(ast.Attribute):
+            finding = self._attribute(ctx, attr)
             if finding:
                 yield finding
 
@@ -263,7 +263,7 @@ class MovedName(Rule):
         # a moved name's comment goes with it, at the end of its line unless code follows there
         prefix = statement_prefix(ctx, node)
         own_lines = prefix.strip() == ""
-        last_free = own_lines and (kept or not trailing_text(ctx, node))
+        last_free = own_lines and (bool(kept) or not trailing_text(ctx, node))
         new_lines = [render_import_from(mod, items, own_lines and (i < len(groups) - 1 or last_free), prefix, newline(ctx))
                      for i, (mod, items) in enumerate(groups.items())]
         if kept:
@@ -345,7 +345,7 @@ class MovedName(Rule):
             note = f": {move.note}" if move.note else ""
             return self.finding(ctx, node, f"`{qual}` no longer exists in JAX; `{move.new}` does not exist in the "
                                 f"target JAX either{note}")
-        root = node
+        root: ast.expr = node
         while isinstance(root, ast.Attribute):
             root = root.value
         root_qual = ctx.qualname(root) or ""
@@ -382,7 +382,7 @@ class RemovedMapsApi(Rule):
     summary = "`jax.experimental.maps` APIs without a direct replacement (xmap, thread_resources, ...)"
     fix_safety = None
     triggers, _module_parts = name_triggers(REMOVED_MODULES)
-    requires = (_module_parts,)
+    requires: ClassVar[Tuple[Tuple[bytes, ...], ...]] = (_module_parts,)
     deprecated_in = "0.4.26"
     removed_in = "0.4.31"
     examples = (
@@ -435,8 +435,8 @@ class RemovedMapsApi(Rule):
                     module = f"{node.module}.{alias.name}"
                     if module in REMOVED_MODULES and _uses_of_local(ctx, alias.asname or alias.name, module):
                         yield self._module_import(ctx, alias, module)
-        for node in ctx.nodes(ast.Import):
-            for alias in node.names:
+        for imp in ctx.nodes(ast.Import):
+            for alias in imp.names:
                 if alias.name in REMOVED_MODULES and (
                     _uses_of_local(ctx, alias.asname, alias.name) if alias.asname else _module_path_used(ctx, alias.name)
                 ):
@@ -449,14 +449,14 @@ class RemovedMapsApi(Rule):
                 if isinstance(call.func, ast.Name):  # `from ... import xmap`: the import is reported, the call too
                     yield self.finding(ctx, call, "`xmap` was removed from JAX: rewrite this call with `jax.shard_map`",
                                        suggestion=suggestion)
-        for node, qual in ctx.qualified(ast.Attribute):
+        for attr, qual in ctx.qualified(ast.Attribute):
             module, _, name = qual.rpartition(".")
             if module in REMOVED_MODULES and qual not in BY_OLD:
-                if id(node) in advice:
-                    yield self.finding(ctx, node, f"`{qual}` was removed from JAX: rewrite this call with `jax.shard_map`",
-                                       suggestion=advice[id(node)])
+                if id(attr) in advice:
+                    yield self.finding(ctx, attr, f"`{qual}` was removed from JAX: rewrite this call with `jax.shard_map`",
+                                       suggestion=advice[id(attr)])
                 else:
-                    yield self._report(ctx, node, module, name)
+                    yield self._report(ctx, attr, module, name)
 
     def _module_import(self, ctx: FileContext, node: ast.AST, module: str) -> Finding:
         return self.finding(ctx, node, f"`{module}` no longer exists: this import fails on current JAX; the uses "

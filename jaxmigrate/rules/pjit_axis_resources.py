@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Set
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Edit, Finding, Fix
@@ -97,9 +97,9 @@ class PjitAxisResources(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]  # set on this rule
+        if not ctx.target_at_least(self.deprecated_in):
             return
-        handled_dicts = set()
+        handled_dicts: Set[int] = set()
         for call, _, _ in ctx.applications(PJIT):
             given = {kw.arg for kw in call.keywords}
             for kw in call.keywords:
@@ -116,8 +116,8 @@ class PjitAxisResources(Rule):
     # -------------------------------------------------------------------------------------
     def _keyword_finding(self, ctx: FileContext, kw: ast.keyword) -> Finding:
         start = ctx.offset(kw.lineno, kw.col_offset)
-        new = AXIS_RESOURCES_RENAMES[kw.arg]  # type: ignore[index]
-        fix = Fix("safe", edits=(Edit(start, start + len(kw.arg), new),))  # type: ignore[arg-type]
+        new = AXIS_RESOURCES_RENAMES[kw.arg]  # type: ignore[index]  # a legacy keyword: its arg is set
+        fix = Fix("safe", edits=(Edit(start, start + len(kw.arg), new),))  # type: ignore[arg-type]  # a legacy keyword: its arg is set
         return self.finding(ctx, kw, f"`{kw.arg}` was removed from pjit in JAX 0.4.14: use `{new}`", fix)
 
     def _kwargs(self, ctx: FileContext, call: ast.Call, value: ast.expr, handled: set) -> Iterator[Finding]:
@@ -177,7 +177,7 @@ class PjitAxisResources(Rule):
 
 def _legacy_keys(ctx: FileContext, value: ast.expr) -> List[tuple]:
     """(node, key) for each legacy keyword in a ``dict(...)`` call or a ``{...}`` literal."""
-    found = []
+    found: List[tuple] = []
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
         for kw in value.keywords:
             if kw.arg in AXIS_RESOURCES_RENAMES:

@@ -6,7 +6,7 @@ import ast
 from typing import Iterator, List, Tuple
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
+from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.gda import spec_source
 from jaxmigrate.patterns.jit_plan import (
     JIT,
@@ -140,8 +140,8 @@ class PjitToJit(Rule):
             specs = specs or name in SHARDINGS
         for kw in use.keywords:
             if kw.arg in SHARDINGS:
-                text, more = self._value(ctx, kw.arg, kw.value, use.node)  # type: ignore[arg-type]
-                edits.append(ctx.replace(kw, f"{SHARDINGS[kw.arg]}={text}"))  # type: ignore[index]
+                text, more = self._value(ctx, kw.arg, kw.value, use.node)
+                edits.append(ctx.replace(kw, f"{SHARDINGS[kw.arg]}={text}"))
                 imports += more
                 specs = True
             elif kw.arg is None:  # a keyword dict used only here: its legacy None values become P()
@@ -151,7 +151,7 @@ class PjitToJit(Rule):
                     if key in SHARDINGS and text != ctx.text(value):
                         edits.append(ctx.replace(value, text))
                         imports += more
-        safety = "unsafe" if specs else "safe"
+        safety: FixSafety = "unsafe" if specs else "safe"
         return Fix(safety, edits=tuple(edits), add_imports=imports, drop_unused_imports=ctx.root_import(use.callee))
 
     @staticmethod

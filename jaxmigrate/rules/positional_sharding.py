@@ -185,7 +185,7 @@ class PositionalSharding(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]  # set on this rule
+        if not ctx.target_at_least(self.deprecated_in):
             return
         yield from _Plan(self, ctx).findings()
 
@@ -249,7 +249,8 @@ class _Plan:
         ctx = self.ctx
         if isinstance(node, (ast.List, ast.Tuple)):  # of devices (rank 0) or of rows of equal rank
             inner = {self._grid_rank(e, depth)[0] for e in node.elts}
-            return (1 + inner.pop(), False) if len(inner) == 1 and None not in inner else (None, False)
+            # (the rank is an int: None is not in inner)
+            return (1 + inner.pop(), False) if len(inner) == 1 and None not in inner else (None, False)  # type: ignore[operator]
         if isinstance(node, ast.Subscript):  # devices[0] is a device, devices[:4] a row
             rank = self._grid_rank(node.value, depth)[0]
             if rank is None or isinstance(node.slice, ast.Tuple):
@@ -273,8 +274,8 @@ class _Plan:
                 return self._grid_rank(stmt.value, depth + 1)
         return None, False
 
-    def _apply(self, layout: Layout, call: ast.Call) -> Union[Layout, Failure]:
-        op = call.func.attr  # type: ignore[attr-defined]
+    def _apply(self, layout: Layout, call: ast.Call) -> Parsed:
+        op = call.func.attr  # type: ignore[attr-defined]  # a method call: x.op(...)
         if op == "transpose":
             return self._transpose(layout, call.args, call)
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
@@ -290,7 +291,7 @@ class _Plan:
         if not layout.rank:
             return Failure("the rank of the device grid is not visible: reshape it, or write the `NamedSharding` by hand", call)
         args = dict(zip(("axis", "keepdims"), call.args))
-        args.update({k.arg: k.value for k in call.keywords})  # type: ignore[misc]
+        args.update({k.arg: k.value for k in call.keywords})  # type: ignore[misc]  # no k.arg is None: checked above
         if set(args) - {"axis", "keepdims"}:
             return Failure("`.replicate(...)` with unknown arguments", call)
         axis = args.get("axis")
@@ -346,7 +347,8 @@ class _Plan:
 
     def _sink(self, expr: ast.expr) -> Optional[str]:
         """None where a JAX function takes the value as a sharding, else what uses it."""
-        ctx, node = self.ctx, expr
+        ctx = self.ctx
+        node: ast.AST = expr
         parent = ctx.parent(node)
         while isinstance(parent, (ast.Tuple, ast.List)) or (isinstance(parent, ast.Dict) and node in parent.values):
             node, parent = parent, ctx.parent(parent)
@@ -374,7 +376,7 @@ class _Plan:
         return self._rebound_of[key]
 
     def _why_rebound(self, stmt: ast.Assign) -> Optional[str]:
-        target: ast.Name = stmt.targets[0]  # type: ignore[assignment]
+        target: ast.Name = stmt.targets[0]  # type: ignore[assignment]  # the definition of a Name
         bindings = self.ctx.bindings(target)
         if len(bindings) != 1 or bindings[0].node is not stmt:
             return f"`{target.id}` is bound more than once in its scope"
@@ -391,7 +393,7 @@ class _Plan:
     def _loads(self, stmt: ast.Assign) -> List[ast.Name]:
         found = self._loads_of.get(id(stmt))
         if found is None:
-            target: ast.Name = stmt.targets[0]  # type: ignore[assignment]
+            target: ast.Name = stmt.targets[0]  # type: ignore[assignment]  # the definition of a Name
             found = self._loads_of[id(stmt)] = [n for n in self.ctx.names_bound_by(target.id, _owner(self.ctx, target))
                                                 if isinstance(n.ctx, ast.Load) and self.ctx.single_assignment(n) is stmt]
         return found
@@ -400,7 +402,8 @@ class _Plan:
         node = load
         while not self._is_maximal(node):
             parent = self.ctx.parent(node)
-            node = parent if isinstance(parent, ast.Attribute) and parent.attr == "T" else self.ctx.parent(parent)  # type: ignore[assignment]
+            # an occurrence that is not maximal is inside an expression: each parent here is one
+            node = parent if isinstance(parent, ast.Attribute) and parent.attr == "T" else self.ctx.parent(parent)  # type: ignore[assignment, arg-type]
         return node
 
     def _unstable(self, layout: Layout, at: ast.AST) -> Optional[str]:
@@ -447,7 +450,7 @@ class _Plan:
         return "keep"
 
     # output -----------------------------------------------------------------------------------
-    def sharding_text(self, layout: Layout, at: ast.expr) -> Tuple[str, Tuple[ImportRef, ...]]:
+    def sharding_text(self, layout: Layout, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
         ctx, at = self.ctx, _anchor(at)
         named, imports = ctx.reference(NAMED_SHARDING, at=at)
         mesh, more = ctx.reference(MESH, at=at)
@@ -478,8 +481,8 @@ class _Plan:
             drops += self.ctx.root_import(layout.base) if layout.base is not None else ()
             if self.status(expr) == "delete":
                 stmt = self._definition(expr)
-                edits.append(delete_statement(self.ctx, stmt))  # type: ignore[arg-type]
-                todo.extend(self._occurrence_of(n) for n in self._loads(stmt))  # type: ignore[arg-type]
+                edits.append(delete_statement(self.ctx, stmt))  # type: ignore[arg-type]  # a "delete" status has a definition
+                todo.extend(self._occurrence_of(n) for n in self._loads(stmt))  # type: ignore[arg-type]  # a "delete" status has a definition
             else:
                 text, more = self.sharding_text(layout, expr)
                 edits.append(self.ctx.replace(expr, text))

@@ -71,7 +71,7 @@ class ShardingConstraintAxisResources(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.target_at_least(self.deprecated_in):  # type: ignore[arg-type]  # set on this rule
+        if not ctx.target_at_least(self.deprecated_in):
             return  # `axis_resources` is not deprecated there (before 0.4.4 it is the only name: no `shardings`)
         for call, _callee in ctx.calls_to(LEGACY, MODERN):
             kws = [k for k in call.keywords if k.arg == "axis_resources"]
@@ -84,7 +84,7 @@ class ShardingConstraintAxisResources(Rule):
             start = ctx.offset(kw.lineno, kw.col_offset)
             value_start = ctx.span(kw.value)[0]
             positional = len(call.args) == 1 and len(call.keywords) == 1
-            edit = Edit(start, value_start, "") if positional else Edit(start, start + len(kw.arg), "shardings")  # type: ignore[arg-type]
+            edit = Edit(start, value_start, "") if positional else Edit(start, start + len(kw.arg), "shardings")  # type: ignore[arg-type]  # the axis_resources keyword: arg is set
             fix = Fix("safe", edits=(edit,))
             yield self.finding(
                 ctx, call, "`axis_resources=` was removed from with_sharding_constraint in JAX 0.4.11: use "

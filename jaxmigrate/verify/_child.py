@@ -40,7 +40,7 @@ def run_script(path: str, filename: str, namespace: Dict[str, Any], *, module_na
     module = types.ModuleType("__main__")
     module.__dict__.update(namespace)
     module.__file__ = filename
-    module.__builtins__ = builtins
+    module.__builtins__ = builtins  # type: ignore[attr-defined]  # not declared on ModuleType; exec reads it
     sys.argv = [filename]
     sys.path[:0] = list(path_entries) or [os.path.dirname(os.path.abspath(filename))]
     try:

@@ -52,8 +52,8 @@ def locate(filename: str) -> Layout:
     project = project_root(str(folder))
     first = str(folder if top == folder else top)
     inside = project is not None and (first == project or first.startswith(project.rstrip(os.sep) + os.sep))
-    entries = [first] + ([project] if inside and project != first else [])
-    base = project if inside else first
+    entries = [first] + ([project] if project is not None and inside and project != first else [])
+    base = project if project is not None and inside else first
     if top == folder:  # a plain script
         return Layout(base, None, entries)
     parts = list(path.relative_to(top).with_suffix("").parts)

@@ -19,7 +19,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
 GRACE_SECONDS = 2.0  # a side whose observations are all written (or that already failed) gets this long to exit
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
@@ -37,6 +37,11 @@ class ProcessRun:
     result: Optional[Dict[str, Any]] = None
     output: str = ""
     timed_out: bool = False
+
+    @property
+    def finished(self) -> Dict[str, Any]:
+        """``result``, for a run its caller knows finished (it looked for failures first)."""
+        return cast(Dict[str, Any], self.result)
 
 
 def free_port() -> int:

@@ -13,7 +13,8 @@ import functools
 import os
 import random
 import sys
-from typing import Any, Callable, Dict
+from types import FrameType
+from typing import Any, Callable, Dict, Optional
 
 SEED = 0
 _SELF = os.path.abspath(__file__)
@@ -66,7 +67,7 @@ def _library_dirs():
 
 def _created_by_user(library_dirs) -> bool:
     """Whether the nearest caller outside the recorder is the user's code (not JAX itself)."""
-    frame = sys._getframe(2)
+    frame: Optional[FrameType] = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not (filename == _SELF or filename.endswith(_PASS_THROUGH)):
@@ -119,7 +120,7 @@ def _recording(factory, library_dirs):
         compiled = factory(*args, **kwargs)
         return Recorded(compiled) if _created_by_user(library_dirs) else compiled
 
-    make._jaxmigrate_recording = True
+    make._jaxmigrate_recording = True  # type: ignore[attr-defined]  # a marker on the wrapper function
     return make
 
 

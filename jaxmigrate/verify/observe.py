@@ -76,7 +76,7 @@ def _jax(array) -> Dict[str, Any]:
     if array.is_fully_addressable:
         obs["data"] = np.asarray(array)
     else:
-        shards = {}
+        shards: Dict[Any, Any] = {}
         for shard in array.addressable_shards:
             shards.setdefault(_index(shard.index, shape), np.asarray(shard.data))
         obs["data"] = None
@@ -96,7 +96,8 @@ def _sharding_object(value) -> Optional[Dict[str, Any]]:
         return {"kind": "str", "value": f"Mesh({dict(value.shape)!r}, devices={positions})"}
     if isinstance(value, sharding.NamedSharding):
         mesh, spec = _sharding_object(value.mesh), _sharding_object(value.spec)
-        return {"kind": "str", "value": f"NamedSharding({mesh['value']}, {spec['value']})"}
+        # the mesh and the spec of a NamedSharding always give a dict (the ignore: _sharding_object can return None)
+        return {"kind": "str", "value": f"NamedSharding({mesh['value']}, {spec['value']})"}  # type: ignore[index]
     return None
 
 

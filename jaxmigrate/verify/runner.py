@@ -13,7 +13,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from jaxmigrate.verify._procs import ProcessRun, child_environment, free_port, run_launches, script_launch  # noqa: F401
 from jaxmigrate.verify.compare import Difference, compare_process
@@ -91,23 +91,23 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         verdict.errors = failures
         return verdict
     pairs = list(zip(runs["before"], runs["after"]))
-    verdict.trusted = sorted({name for b, _ in pairs for name in b.result.get("trusted", ())})
+    verdict.trusted = sorted({name for b, _ in pairs for name in b.finished.get("trusted", ())})
     for _, a in pairs:
-        verdict.deprecations += [d for d in a.result.get("deprecations", ()) if d not in verdict.deprecations]
-    raised = [b.result["exception"] for b, _ in pairs if b.result["exception"]]
+        verdict.deprecations += [d for d in a.finished.get("deprecations", ()) if d not in verdict.deprecations]
+    raised = [b.finished["exception"] for b, _ in pairs if b.finished["exception"]]
     for b, a in pairs:
-        verdict.differences += compare_process(b.result, a.result, b.process, prefix_only=bool(raised),
+        verdict.differences += compare_process(b.finished, a.finished, b.process, prefix_only=bool(raised),
                                                renamed=verdict.renamed)
     verdict.compared = compared_text(pairs)
     if raised:
         verdict.status = "undecidable"
         verdict.reason = f"the before side raised under the legacy runtime: {raised[0]['type']}: {raised[0]['message']}"
         verdict.errors = [raised[0]["traceback"]]
-        after_exc = next((a.result["exception"] for _, a in pairs if a.result["exception"]), None)
+        after_exc = next((a.finished["exception"] for _, a in pairs if a.finished["exception"]), None)
         if after_exc:
             verdict.errors.append(f"the after side raised too: {after_exc['type']}: {after_exc['message']}")
         return verdict
-    _conclude(verdict, nothing=not any(_observed(b.result, a.result) for b, a in pairs))
+    _conclude(verdict, nothing=not any(_observed(b.finished, a.finished) for b, a in pairs))
     return verdict
 
 
@@ -158,7 +158,8 @@ def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 
     scripts = {"before": (os.path.abspath(before), os.path.abspath(before_name)),
                "after": (os.path.abspath(after), os.path.abspath(after_name))}
     runs = run_sides(scripts, devices=devices, processes=processes, timeout=timeout)
-    options = dict(before=before_name, after=after_name, devices=devices, processes=processes, timeout=timeout)
+    options: Dict[str, Any] = dict(before=before_name, after=after_name, devices=devices, processes=processes,
+                                   timeout=timeout)
     verdict = decide(runs, seconds=time.monotonic() - start, **options)
     if recheck and verdict.status == "divergent":  # a difference: is it the program's own randomness?
         again = run_sides({"before": scripts["before"]}, devices=devices, processes=processes, timeout=timeout)
@@ -169,7 +170,7 @@ def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 
 
 def unstable_observations(first: List[ProcessRun], second: List[ProcessRun]) -> set:
     """``(process, where)`` of each observation that differs between two runs of one side."""
-    out = set()
+    out: Set[Tuple[int, str]] = set()
     for a, b in zip(first, second):
         if a.result is None or b.result is None:
             continue
@@ -185,7 +186,7 @@ def drop_unstable(verdict: Verdict, first: List[ProcessRun], second: List[Proces
     verdict.unstable = [f"{where} (process {process})" for process, where in sorted(unstable)]
     verdict.differences = [d for d in verdict.differences if (d.process, d.where) not in unstable]
     pairs = list(zip(first, [r for r in verdict.runs if r.side == "after"]))
-    stable = sum(_observed(b.result, a.result) for b, a in pairs) - len(unstable)
+    stable = sum(_observed(b.finished, a.finished) for b, a in pairs) - len(unstable)
     _conclude(verdict, nothing=stable <= 0)
     if verdict.status == "undecidable":
         verdict.reason = "nothing stable was compared: every observation differed between two runs of the before side"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import AbstractSet, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from jaxmigrate.verify._procs import ProcessRun, child_environment, run_launches
 from jaxmigrate.verify.compare import diff
@@ -74,12 +74,12 @@ _STOPPED = {2: "interrupted", 3: "internal error", 4: "usage error"}  # pytest e
 
 def _stopped(run: ProcessRun) -> Optional[str]:
     """Why a side's session ended before running every test (pytest's exit status), if it did."""
-    status = run.result.get("exitstatus")
+    status = run.finished.get("exitstatus")
     if status not in _STOPPED:
         return None
     last = [line for line in run.output.splitlines() if line.startswith(("INTERNALERROR>", "ERROR:", "E "))][-1:]
     return (f"the {run.side} suite (process {run.process}) stopped early: pytest exit status {status} "
-            f"({_STOPPED[status]}) after {len(run.result['tests'])} tests" + (f": {last[0]}" if last else ""))
+            f"({_STOPPED[status]}) after {len(run.finished['tests'])} tests" + (f": {last[0]}" if last else ""))
 
 
 def _outcome(tests: Dict[str, Any], test_id: str) -> str:
@@ -137,27 +137,27 @@ def compare_suites(before: Dict[str, Any], after: Dict[str, Any], process: int) 
 
 
 def _unstable(first: List[ProcessRun], second: List[ProcessRun]) -> set:
-    keys = set()
+    keys: Set[Tuple[int, str]] = set()
     for a, b in zip(first, second):
         if a.result is not None and b.result is not None:
             keys.update((a.process, key) for key, _ in compare_suites(a.result, b.result, a.process)["differences"])
     return keys
 
 
-def _decide(verdict: SuiteVerdict, runs: Dict[str, List[ProcessRun]], unstable: set = frozenset()) -> None:
+def _decide(verdict: SuiteVerdict, runs: Dict[str, List[ProcessRun]], unstable: AbstractSet[Any] = frozenset()) -> None:
     verdict.differences, verdict.errors = [], []
     ran = calls = 0
     for b, a in zip(runs["before"], runs["after"]):
-        found = compare_suites(b.result, a.result, b.process)
+        found = compare_suites(b.finished, a.finished, b.process)
         verdict.differences += [text for key, text in found["differences"] if (b.process, key) not in unstable]
         verdict.errors += [text for _, text in found["errors"]]
         if b.process == 0:
             ran, calls = found["ran"], found["calls"]
     verdict.unstable = sorted(f"{key} (process {p})" for p, key in unstable)
-    first = runs["before"][0].result
-    verdict.outcomes = {side: {t: _outcome(runs[side][0].result["tests"], t) for t in runs[side][0].result["tests"]}
+    first = runs["before"][0].finished
+    verdict.outcomes = {side: {t: _outcome(runs[side][0].finished["tests"], t) for t in runs[side][0].finished["tests"]}
                         for side in ("before", "after")}
-    collected = len(set(first["tests"]) | set(runs["after"][0].result["tests"]))
+    collected = len(set(first["tests"]) | set(runs["after"][0].finished["tests"]))
     verdict.compared = (f"{ran} of {collected} tests run on both sides, {calls} compiled call value(s), "
                         f"{len(first['collect_errors'])} collection error(s) before")
     stopped = [why for side in ("before", "after") for run in runs[side] if (why := _stopped(run))]

@@ -8,7 +8,7 @@ else its shard there; arrays sharing one buffer (a shard and its ``shard.data`` 
 
 from __future__ import annotations
 
-from typing import List
+from typing import Any, Dict, List
 
 import jax
 
@@ -24,7 +24,7 @@ def _buffers_on(device) -> List[jax.Array]:
     """One entry per distinct device buffer on ``device``. A sharded array's shard and the
     single-device array that views it (``shard.data``, kept alive by the program, e.g. a list
     an earlier ``live_buffers()`` returned) are one buffer, as they were in 0.4.1."""
-    seen = {}
+    seen: Dict[Any, Any] = {}
     for array in jax.live_arrays():
         if array.is_deleted():
             continue

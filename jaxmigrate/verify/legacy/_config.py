@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 import types
 import warnings
+from typing import Dict, Optional
 
 import jax
 from jax._src import config as _config_module
@@ -26,7 +27,7 @@ _DEPRECATED = (
 )
 
 
-_selected = {"global": None, "local": None}  # what the program set, None where it did not
+_selected: Dict[str, Optional[bool]] = {"global": None, "local": None}  # what the program set, None where it did not
 
 
 def _warn_if_disabled(value) -> None:

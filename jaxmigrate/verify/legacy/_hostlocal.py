@@ -31,13 +31,13 @@ def local_submesh(mesh: Mesh) -> Mesh:
         if present.size == 0:
             raise ValueError("the mesh holds none of this process's devices")
         box.append(slice(int(present.min()), int(present.max()) + 1))
-    box = tuple(box)
-    if not is_local[box].all():
+    index = tuple(box)
+    if not is_local[index].all():
         raise ValueError(
             "When passing non-GlobalDeviceArray inputs to pjit or xmap, devices connected to a "
             "single host must form a contiguous subcube of the global device mesh"
         )
-    return Mesh(mesh.devices[box], mesh.axis_names)
+    return Mesh(mesh.devices[index], mesh.axis_names)
 
 
 def _axes(entry) -> Tuple[str, ...]:

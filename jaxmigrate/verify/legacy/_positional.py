@@ -38,7 +38,7 @@ import numpy as np
 class PositionalSharding:
     """The legacy positional sharding: the device grid (original order) and its dims' mesh axes."""
 
-    def __init__(self, devices: Sequence[Any], *, memory_kind=None) -> None:
+    def __init__(self, devices: "Sequence[Any] | np.ndarray", *, memory_kind=None) -> None:
         if not isinstance(devices, np.ndarray):
             devices = np.array(devices, dtype=object)
         if not devices.size:

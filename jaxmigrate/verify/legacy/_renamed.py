@@ -56,7 +56,7 @@ def _serve(module: types.ModuleType, names: Dict[str, str]) -> None:
             return previous(name)
         raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
 
-    module.__getattr__ = __getattr__  # type: ignore[attr-defined]
+    module.__getattr__ = __getattr__
 
 
 def install() -> None:
@@ -81,8 +81,8 @@ def install() -> None:
         entry = history.entry(qualname)
         if entry is None or not entry.alias or history.present(entry, newest):
             continue
-        module, _, name = qualname.rpartition(".")
-        by_module.setdefault(module, {})[name] = entry.replacement
+        owner, _, name = qualname.rpartition(".")
+        by_module.setdefault(owner, {})[name] = entry.replacement
     for module_name, names in by_module.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

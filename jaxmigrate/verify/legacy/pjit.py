@@ -23,7 +23,7 @@ its global result is what the verifier records for the call.
 from __future__ import annotations
 
 import functools
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, Tuple
 
 import jax
 import numpy as np
@@ -206,13 +206,14 @@ class LegacyPjitFunction:
         converted = [_global_input(x, s, mesh) for x, s in zip(flat, specs)]
         values = [v for v, _ in converted]
         in_shardings = tuple(s for _, s in converted)
-        donated, offset = [], 0
+        donated: List[int] = []
+        offset = 0
         for position, arg in zip(dyn_positions, dyn_args):
             count = len(jax.tree_util.tree_leaves(arg))
             if position in self._donate:
                 donated.extend(range(offset, offset + count))
             offset += count
-        key = (treedef, static, in_shardings, tuple(donated), mesh, tuple(sorted(kwargs)))
+        key: Tuple[Any, ...] = (treedef, static, in_shardings, tuple(donated), mesh, tuple(sorted(kwargs)))
         out_leaves, out_tree = jax.tree_util.tree_flatten(self._out_spec, is_leaf=_is_leaf)
         shared_key = (self._fun, key, tuple(out_leaves), out_tree, tuple(sorted(self._jit_kwargs.items())))
         try:  # 0.4.1 cached by the function: a second pjit(f) of the same f did not trace again
