@@ -188,7 +188,10 @@ CONFIG_FORMS = [
 
 
 def _config_patterns(data: bytes) -> bool:
-    from jaxmigrate.rules.moved_names import _CONFIG_ATTRIBUTE, _JAX_CONFIG_PATTERNS
+    from jaxmigrate.rules.moved_name_base import (
+        CONFIG_ATTRIBUTE as _CONFIG_ATTRIBUTE,
+        JAX_CONFIG_PATTERNS as _JAX_CONFIG_PATTERNS,
+    )
 
     return any(p.search(data) for p in _CONFIG_ATTRIBUTE.patterns + _JAX_CONFIG_PATTERNS)
 
@@ -203,7 +206,7 @@ def test_jax_attribute_search(text, found):
 
 @pytest.mark.parametrize("text, found", CONFIG_FORMS)
 def test_config_module_search(text, found):
-    from jaxmigrate.rules.moved_names import _config_module_use
+    from jaxmigrate.rules.moved_name_base import config_module_use as _config_module_use
 
     data = text.encode()
     assert _config_patterns(data) is found
@@ -215,7 +218,7 @@ def test_module_word_searches_answer_as_their_patterns():
     """Random texts made of the pieces the patterns look at, many of them near misses."""
     import random
 
-    from jaxmigrate.rules.moved_names import _config_module_use
+    from jaxmigrate.rules.moved_name_base import config_module_use as _config_module_use
 
     pieces = ["jax", "config", "tree_map", ".", " ", "\\\n", "\n", "(", ")", "=", ",", "from", "import", "as",
               "# c\n", "x", "_", "\t", "jax.config", "tree_util"]

@@ -1,4 +1,4 @@
-"""The table of moved and renamed JAX names: data read by the generic rewriter in ``moved_names``.
+"""The table of moved and renamed JAX names: data read by the generic rewriter in ``rules/moved_name_base.py``.
 
 Versions are JAX releases: ``since`` is the first with the new name, ``until`` the first without
 it (None: still there), ``removed_in`` when the old name stopped working.

@@ -16,18 +16,20 @@ from jaxmigrate.rules.host_local_inputs import HostLocalInputs
 from jaxmigrate.rules.jax_array_config import JaxArrayConfig
 from jaxmigrate.rules.live_buffers import LiveBuffers
 from jaxmigrate.rules.mesh_context import MeshContext
-from jaxmigrate.rules.moved_names import MovedName, RemovedMapsApi, TreeAliases
+from jaxmigrate.rules.moved_sharding_name import MovedShardingName
 from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
 from jaxmigrate.rules.pjit_to_jit import PjitToJit
 from jaxmigrate.rules.positional_sharding import PositionalSharding
 from jaxmigrate.rules.removed_jax_name import RemovedJaxName
+from jaxmigrate.rules.removed_maps_api import RemovedMapsApi
 from jaxmigrate.rules.removed_private_jax_name import RemovedPrivateJaxName
 from jaxmigrate.rules.sharding_constraint_axis_resources import ShardingConstraintAxisResources
+from jaxmigrate.rules.tree_aliases import TreeAliases
 
 ALL_RULES: Sequence[Type[Rule]] = (  # in code order
     PjitAxisResources,
     ShardingConstraintAxisResources,
-    MovedName,
+    MovedShardingName,
     RemovedMapsApi,
     JaxArrayConfig,
     LiveBuffers,
