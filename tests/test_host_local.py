@@ -41,3 +41,18 @@ def test_keywords_are_passed_as_they_are():
         "    with mesh:\n"
         "        return f(x, y=jax.process_index())\n")
     assert "f(x_global, y=jax.process_index())" in suggestion
+
+
+@pytest.mark.parametrize("static", ["static_argnums=(0,)", "static_argnames=('cfg',)"])
+def test_static_arguments_alone_stop_the_conversion(static):
+    """One spec for every argument (no count to disagree with): only the static guard refuses to
+    convert `cfg`, which pjit passes as a Python value."""
+    body = ("def train(step, mesh, cfg, batch):\n"
+            f"    p_step = pjit(step, in_shardings=P('data'), out_shardings=None, {static})\n"
+            "    with mesh:\n"
+            "        return p_step(cfg, batch[jax.process_index()])\n")
+    suggestion = _suggestion(body)  # reported without a fix
+    assert [f.message.count("`static_argnums`/`static_argnames`") for f in run(HEAD + body, ["JM504"], fix=False).findings] == [1]
+    assert run(HEAD + body, ["JM504"], unsafe=True).text == HEAD + body
+    if static.startswith("static_argnums"):
+        assert "p_step(cfg, arg2_global)" in suggestion
