@@ -138,6 +138,7 @@ def _spy_replace(monkeypatch, path: Path, old: bytes, new: bytes) -> list:
 
     def replace(src, dst):
         assert Path(dst) == path and Path(src).parent == path.parent and Path(src).name.endswith(SUFFIX)
+        assert Path(src).name.startswith(f".{path.name}.{os.getpid()}.")  # what remove_stale_temporaries reads
         assert path.read_bytes() == old and Path(src).read_bytes() == new  # written beside, not in place
         calls.append((src, dst))
         real(src, dst)
@@ -218,3 +219,26 @@ def test_fix_whose_rename_fails_leaves_the_file_as_it_was(tmp_path, monkeypatch)
     assert len(calls) == 1 and Path(calls[0][1]) == target and target.read_bytes() == source
     assert "rename refused" in result.error
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py"]
+
+
+def test_stale_temporaries_are_told_apart_in_process(tmp_path):
+    """Only `.<file>.<pid>.<random>.jaxmigrate-tmp` of a dead process goes; the count says how many."""
+    from jaxmigrate.engine.writer import remove_stale_temporaries
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    other = tmp_path / "other"
+    other.mkdir()
+    names = {
+        f".model_file.py.{dead.pid}.abc{SUFFIX}": False, f".n.py.{dead.pid}.def{SUFFIX}": False,  # stale: removed
+        f".m.py.{os.getpid()}.ghi{SUFFIX}": True,  # this process is alive
+        f"m.py.{dead.pid}.jkl{SUFFIX}": True, f".m.py.{dead.pid}.mno.tmp": True,  # not ours
+        f".m.py.x{dead.pid}.pqr{SUFFIX}": True, f".m.py.{dead.pid}{SUFFIX}": True,  # no pid field
+        "m.py": True,
+    }
+    for name in names:
+        (tmp_path / name).write_text("x")
+    (other / f".o.py.{dead.pid}.vwx{SUFFIX}").write_text("x")
+    assert remove_stale_temporaries([tmp_path, tmp_path / "missing", other]) == 3
+    assert {n for n in names if (tmp_path / n).exists()} == {n for n, kept in names.items() if kept}
+    assert list(other.iterdir()) == []
