@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxmigrate.engine.writer import SUFFIX
+from jaxmigrate.engine.writer import SUFFIX, write_atomic
 
 LEGACY = '''from jax.experimental.pjit import pjit
 from jax.experimental import PartitionSpec as P
@@ -128,3 +128,117 @@ def test_two_concurrent_runs(tmp_path, trees):
     first, second = _fix(root), _fix(root)
     assert first.wait(timeout=180) in (0, 1) and second.wait(timeout=180) in (0, 1)
     assert _snapshot(root) == fixed
+
+
+# Deterministic: the write itself, with failures injected at each step.
+
+def _spy_replace(monkeypatch, path: Path, old: bytes, new: bytes) -> list:
+    """Record each os.replace, checking that until it happens the target still holds ``old``."""
+    real, calls = os.replace, []
+
+    def replace(src, dst):
+        assert Path(dst) == path and Path(src).parent == path.parent and Path(src).name.endswith(SUFFIX)
+        assert Path(src).name.startswith(f".{path.name}.{os.getpid()}.")  # what remove_stale_temporaries reads
+        assert path.read_bytes() == old and Path(src).read_bytes() == new  # written beside, not in place
+        calls.append((src, dst))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    return calls
+
+
+def test_a_write_goes_through_a_temporary_file_and_a_rename(tmp_path, monkeypatch):
+    target = tmp_path / "m.py"
+    target.write_bytes(b"old\n")
+    target.chmod(0o640)
+    calls = _spy_replace(monkeypatch, target, b"old\n", b"new\n")
+    write_atomic(target, b"new\n")
+    assert len(calls) == 1 and target.read_bytes() == b"new\n"
+    assert oct(target.stat().st_mode & 0o777) == oct(0o640)  # the original's permission bits
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py"]
+
+
+@pytest.mark.parametrize("step", ["write", "fsync", "chmod", "replace"])
+def test_a_failure_during_a_write_leaves_the_original_intact(tmp_path, monkeypatch, step):
+    target = tmp_path / "m.py"
+    target.write_bytes(b"old\n" * 100)
+
+    def fail(*args, **kwargs):
+        raise OSError(f"injected failure in {step}")
+
+    if step == "write":  # the first bytes reach the file, then the disk fills up
+        real_fdopen = os.fdopen
+
+        def fdopen(fd, *args, **kwargs):
+            handle = real_fdopen(fd, *args, **kwargs)
+            real_write = handle.write
+
+            class Half:
+                def __enter__(self):
+                    return self
+
+                def __exit__(self, *exc):
+                    handle.close()
+
+                def write(self, data):
+                    real_write(data[: len(data) // 2])
+                    handle.flush()
+                    fail()
+
+                def __getattr__(self, name):
+                    return getattr(handle, name)
+            return Half()
+        monkeypatch.setattr(os, "fdopen", fdopen)
+    else:
+        monkeypatch.setattr(os, step, fail)
+    with pytest.raises(OSError, match="injected"):
+        write_atomic(target, b"new\n" * 100)
+    assert target.read_bytes() == b"old\n" * 100
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py"]  # the temporary file is gone
+
+
+def test_fix_whose_rename_fails_leaves_the_file_as_it_was(tmp_path, monkeypatch):
+    """Through `fix` itself: the file is replaced by a rename or not at all."""
+    from jaxmigrate.engine import runner
+    from jaxmigrate.engine.discovery import SourceFile
+    from jaxmigrate.engine.pipeline import Settings
+    from jaxmigrate.rules import ALL_RULES
+
+    source = LEGACY.format(body="").encode()
+    target = tmp_path / "m.py"
+    target.write_bytes(source)
+    settings = Settings(tuple(r.code for r in ALL_RULES), target=(0, 7, 0), fix=True)
+    calls = []
+
+    def refuse(src, dst):
+        calls.append((src, dst))
+        raise OSError("injected: rename refused")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    result = runner.run([SourceFile(target, "m.py")], settings, jobs=1)[0]
+    assert len(calls) == 1 and Path(calls[0][1]) == target and target.read_bytes() == source
+    assert "rename refused" in result.error
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py"]
+
+
+def test_stale_temporaries_are_told_apart_in_process(tmp_path):
+    """Only `.<file>.<pid>.<random>.jaxmigrate-tmp` of a dead process goes; the count says how many."""
+    from jaxmigrate.engine.writer import remove_stale_temporaries
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    other = tmp_path / "other"
+    other.mkdir()
+    names = {
+        f".model_file.py.{dead.pid}.abc{SUFFIX}": False, f".n.py.{dead.pid}.def{SUFFIX}": False,  # stale: removed
+        f".m.py.{os.getpid()}.ghi{SUFFIX}": True,  # this process is alive
+        f"m.py.{dead.pid}.jkl{SUFFIX}": True, f".m.py.{dead.pid}.mno.tmp": True,  # not ours
+        f".m.py.x{dead.pid}.pqr{SUFFIX}": True, f".m.py.{dead.pid}{SUFFIX}": True,  # no pid field
+        "m.py": True,
+    }
+    for name in names:
+        (tmp_path / name).write_text("x")
+    (other / f".o.py.{dead.pid}.vwx{SUFFIX}").write_text("x")
+    assert remove_stale_temporaries([tmp_path, tmp_path / "missing", other]) == 3
+    assert {n for n in names if (tmp_path / n).exists()} == {n for n, kept in names.items() if kept}
+    assert list(other.iterdir()) == []

@@ -63,12 +63,32 @@ def test_changed_content_is_analysed_again(project):
     assert len(_check(project, [legacy])[0].findings) == 3
 
 
+def _uncached(files, settings):
+    return runner.run([SourceFile(f, f.name) for f in files], settings, jobs=1, cache=None)
+
+
 def test_changed_settings_are_analysed_again(project):
+    """Each run with the cache reports exactly what an uncached run with its settings does."""
     legacy = project / "legacy.py"
-    assert _check(project, [legacy])[0].findings
-    assert _check(project, [legacy], _settings(codes=("JM102",)))[0].findings == []
-    assert _check(project, [legacy], _settings(target=(0, 4, 1)))[0].findings == []  # JM101 is quiet before 0.4.9
-    assert _check(project, [legacy], _settings(target=(0, 4, 9)))[0].findings
+    sequence = [_settings(), _settings(codes=("JM102",)), _settings(target=(0, 4, 1)),  # JM101 is quiet before 0.4.9
+                _settings(target=(0, 4, 9)), _settings(target=(0, 4, 1)), _settings()]
+    seen = []
+    for settings in sequence:
+        cached = _check(project, [legacy], settings)[0].findings
+        assert cached == _uncached([legacy], settings)[0].findings
+        seen.append(len(cached))
+    assert seen[0] and not seen[1] and not seen[2] and seen[3]  # the settings matter here
+
+
+def test_another_target_misses_the_cache(project, monkeypatch):
+    """A result stored for one target JAX is never served for another (the key holds the target)."""
+    legacy = project / "legacy.py"
+    _check(project, [legacy], _settings(target=(0, 4, 9)))
+    _no_analysis(monkeypatch)
+    assert _check(project, [legacy], _settings(target=(0, 4, 9)))[0].findings  # same target: served
+    for other in ((0, 4, 1), (0, 4, 14), PINNED, "latest"):
+        with pytest.raises(AssertionError, match="analysed although cached"):
+            _check(project, [legacy], _settings(target=other))
 
 
 def test_per_file_ignores_are_part_of_the_key(project):
@@ -130,7 +150,16 @@ def test_each_file_is_read_once_and_cached_under_those_bytes(project, monkeypatc
     assert [r for r in reads if r.suffix == ".py"] == [legacy]  # prefilter, cache key and analysis all see the same bytes
     entry = Cache(project).entries[str(legacy.resolve())]
     assert entry[0] == cache_module.content_digest(LEGACY.encode())
+    assert entry[0] != cache_module.content_digest(CLEAN.encode())
     assert entry[1] == cache_module.settings_digest(ALL, PINNED, False)
+
+
+def test_the_settings_digest_tells_every_setting_apart():
+    """Codes, target and notebook-ness each change the key: none is left out of it."""
+    digest = cache_module.settings_digest
+    keys = {digest(ALL, PINNED, False), digest(ALL[:-1], PINNED, False), digest(ALL, (0, 4, 14), False),
+            digest(ALL, "latest", False), digest(ALL, PINNED, True)}
+    assert len(keys) == 5
 
 
 def _age(*paths: Path, seconds: int = 60) -> None:

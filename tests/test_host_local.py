@@ -87,3 +87,18 @@ def test_every_fixture_suggestion_is_python_of_one_statement_a_line():
         body = ast.parse(code).body  # parses
         assert len(body) == len(code.splitlines()) >= 2, where  # a statement a line, none joined by `;`
         assert [s.lineno for s in body] == list(range(1, len(body) + 1)), where
+
+
+@pytest.mark.parametrize("static", ["static_argnums=(0,)", "static_argnames=('cfg',)"])
+def test_static_arguments_alone_stop_the_conversion(static):
+    """One spec for every argument (no count to disagree with): only the static guard refuses to
+    convert `cfg`, which pjit passes as a Python value."""
+    body = ("def train(step, mesh, cfg, batch):\n"
+            f"    p_step = pjit(step, in_shardings=P('data'), out_shardings=None, {static})\n"
+            "    with mesh:\n"
+            "        return p_step(cfg, batch[jax.process_index()])\n")
+    suggestion = _suggestion(body)  # reported without a fix
+    assert [f.message.count("`static_argnums`/`static_argnames`") for f in run(HEAD + body, ["JM504"], fix=False).findings] == [1]
+    assert run(HEAD + body, ["JM504"], unsafe=True).text == HEAD + body
+    if static.startswith("static_argnums"):
+        assert "p_step(cfg, arg2_global)" in suggestion

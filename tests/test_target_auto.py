@@ -88,3 +88,23 @@ def test_requirement_parsing():
     assert target.jax_clauses("jax-metal>=0.1") is None and target.jax_clauses("jaxlib==0.4.1") is None
     assert target.jax_clauses("jax @ https://example.org/jax.whl") is None
     assert target.jax_clauses("jax==0.4.20 ; python_version >= '3.9'") == [("==", "0.4.20")]
+
+
+@pytest.mark.parametrize("op,spec,version,admitted", [
+    ("==", "0.4.*", (0, 4, 20), True), ("==", "0.4.*", (0, 5, 0), False), ("==", "0.4.*", (0, 4), True),
+    ("!=", "0.4.*", (0, 4, 1), False), ("!=", "0.4.*", (0, 5, 0), True),
+    ("==", "0.4.20", (0, 4, 20), True), ("==", "0.4.20", (0, 4, 21), False), ("==", "0.4", (0, 4, 0), True),
+    ("===", "0.4.20", (0, 4, 20), True), ("===", "0.4.20", (0, 4, 2), False), ("===", "0.4.20", (0, 4, 25), False),
+    ("!=", "0.4.20", (0, 4, 20), False), ("!=", "0.4.20", (0, 4, 21), True),
+    (">=", "0.4.20", (0, 4, 20), True), (">=", "0.4.20", (0, 4, 19), False), (">=", "0.4.20", (0, 5, 0), True),
+    ("<=", "0.4.20", (0, 4, 20), True), ("<=", "0.4.20", (0, 4, 21), False),
+    (">", "0.4.20", (0, 4, 20), False), (">", "0.4.20", (0, 4, 21), True),
+    ("<", "0.4.20", (0, 4, 20), False), ("<", "0.4.20", (0, 4, 19), True),
+    ("~=", "0.4.20", (0, 4, 25), True), ("~=", "0.4.20", (0, 5, 0), False), ("~=", "0.4.20", (0, 4, 19), False),
+    ("~=", "0.4", (0, 9, 0), True), ("~=", "0.4", (1, 0, 0), False), ("~=", "1", (1, 5), True), ("~=", "1", (2, 0), False),
+    (">=", "0.4.20rc1", (0, 4, 20), True), (">=", "1!0.4.20", (0, 4, 20), True), ("==", "1!0.4.*", (0, 4, 3), True),
+])
+def test_one_clause_admits_a_release_as_pep_440_says(op, spec, version, admitted):
+    """The clause matching behind every floor, one operator and boundary at a time (the epoch and
+    a pre-release tag are ignored: the versions compared are final releases)."""
+    assert target._admits(op, spec, version) is admitted

@@ -46,10 +46,21 @@ def test_ci_environment_is_not_interactive(monkeypatch):
     assert terminal.interactive(Tty())
 
 
-def test_long_run_with_the_bar(tmp_path, monkeypatch):
-    monkeypatch.setattr(terminal, "interactive", lambda stream=None: True)
+@pytest.mark.parametrize("at_a_terminal", [True, False])
+def test_long_run_with_the_bar(tmp_path, monkeypatch, at_a_terminal):
+    """On a terminal (rich forced to one) the bar is drawn on stderr, ends at 3/3 and is erased;
+    the findings on stdout stay clean. Off a terminal nothing is drawn."""
+    monkeypatch.setattr(terminal, "interactive", lambda stream=None: at_a_terminal)
     monkeypatch.setattr(terminal, "MIN_FILES_FOR_PROGRESS", 2)
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich: the captured stream is a terminal
     for i in range(3):
         (tmp_path / f"m{i}.py").write_text(LEGACY)
-    result = CliRunner().invoke(main, ["check", "-j", "1", str(tmp_path)])
-    assert result.exit_code == 1 and "Found 3 findings in 3 files." in result.output
+    result = CliRunner().invoke(main, ["check", "--no-cache", "-j", "1", str(tmp_path)])
+    assert result.exit_code == 1 and "Found 3 findings in 3 files." in result.stdout
+    assert "━" not in result.stdout and "\x1b[2K" not in result.stdout
+    if at_a_terminal:
+        last = result.stderr.rsplit("\r", 2)[-2]  # the final frame, drawn when the run ends
+        assert last.startswith("\x1b[2Kjaxmigrate ") and "━" in last and "3/3" in last
+        assert result.stderr.endswith("\x1b[2K")  # transient: erased when done
+    else:
+        assert result.stderr == ""

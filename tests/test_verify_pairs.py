@@ -99,6 +99,16 @@ with mesh:
 """
 
 
+def test_global_lost_by_the_migration_is_divergent(tmp_path):
+    """A global only before.py defines (and after.py has under no other name) is a difference."""
+    before = LEGACY_CALL + "total = float(out.sum())\n"
+    after = MODERN + """\
+with mesh:
+    out = pjit(lambda a: a * 2, in_shardings=P("x"), out_shardings=P("x", "y"))(x)
+"""
+    _expect(_pair(tmp_path, before, after), "divergent", "global `total` (process 0): not defined after")
+
+
 def test_none_as_unspecified_jit_sharding_is_divergent(tmp_path):
     after = MODERN + """\
 with mesh:

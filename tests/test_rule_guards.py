@@ -1,0 +1,73 @@
+"""Guards of the rules that decide a case on their own: each test here fails if its guard goes."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import run
+
+MESH_HELPERS = '''import contextlib
+
+import numpy as np
+
+import jax
+from jax.experimental.pjit import pjit
+from jax.sharding import Mesh, PartitionSpec as P
+
+devices = np.array(jax.devices())
+
+
+def with_mesh(axes):
+    stack = contextlib.ExitStack()
+    stack.enter_context(Mesh(devices, axes))
+    return stack
+
+
+def make_mesh(axes):
+    return Mesh(devices, axes)
+
+
+double = pjit(lambda a: a * 2, in_shardings=P("x"), out_shardings=None)
+with {helper}(("x",)):
+    y = double(np.arange(8.0))
+'''
+
+
+@pytest.mark.parametrize("helper,is_mesh", [("with_mesh", False), ("make_mesh", True)])
+def test_jm702_leaves_with_helpers_alone(helper, is_mesh):
+    """`with with_mesh(...)` enters a mesh itself (not a generator here, so only its name tells):
+    `jax.set_mesh(with_mesh(...))` would fail. A factory named like a mesh is one."""
+    source = MESH_HELPERS.format(helper=helper)
+    found = [f.line for f in run(source, fix=False).findings if f.code == "JM702"]
+    assert found == ([source.splitlines().index(f"with {helper}((\"x\",)):") + 1] if is_mesh else [])
+    fixed = run(source, unsafe=True).text
+    assert (f"with jax.set_mesh({helper}(" in fixed) is is_mesh
+
+
+@pytest.mark.parametrize("line,message", [
+    ('jax.config.update("jax_array", use_array)', "remove this update"),  # a value not written out
+    ('done = jax.config.update("jax_parallel_functions_output_gda", False)', "remove this update"),  # not a statement
+    ('jax.config.update("jax_array")', None),  # not a call of update(name, value)
+])
+def test_jm301_reports_the_updates_it_cannot_delete(line, message):
+    """An update JM301 cannot delete on its own is reported for a person, without a fix."""
+    source = f"import jax\n\nuse_array = True\n{line}\n"
+    findings = [f for f in run(source, ["JM301"], fix=False).findings if f.code == "JM301"]
+    if message is None:
+        assert findings == []
+    else:
+        assert [(f.line, f.fix) for f in findings] == [(4, None)] and findings[0].message.endswith(message)
+
+
+def test_jm301_unsafe_deletion_drops_the_import_left_unused():
+    source = 'from jax import config\n\nconfig.update("jax_parallel_functions_output_gda", False)\nx = 1\n'
+    assert run(source, ["JM301"], fix=True).text == source  # unsafe: not without --unsafe-fixes
+    assert run(source, ["JM301"], unsafe=True).text == "\nx = 1\n"
+
+
+def test_jm401_reports_a_guard_it_cannot_fold():
+    """`hasattr(backend, "live_buffers")` outside an `if` test: reported with the value it has now."""
+    source = 'import jax\n\nbackend = jax.lib.xla_bridge.get_backend()\nok = hasattr(backend, "live_buffers")\n'
+    findings = [f for f in run(source, ["JM401"], fix=False).findings if f.line == 4]
+    assert [(f.code, f.fix, f.suggestion) for f in findings] == [("JM401", None, "True")]
+    assert findings[0].message.startswith('`hasattr(..., "live_buffers")` guards a removed API')
