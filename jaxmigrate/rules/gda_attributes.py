@@ -10,6 +10,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.names import canonical
 from jaxmigrate.analysis.statements import delete_statement, needs_root, render_without_names, trailing_text
+from jaxmigrate.analysis.values import InstanceFacts, rejects_when_true, type_comparison, type_position
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.gda import (
     CONSTRUCTORS,
@@ -71,10 +72,6 @@ ADVICE: Dict[str, str] = {
 }
 # classes every array is an instance of, before jax.Array (DeviceArray, GDA: jnp.ndarray) and after
 EVERY_ARRAY = ("jax.Array", "jax.numpy.ndarray")
-TYPE_ARGUMENT_HOSTS = ("typing.", "typing_extensions.", "collections.abc.")
-BUILTIN_GENERICS = ("dict", "list", "tuple", "set", "frozenset", "type")
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
 @dataclass
@@ -290,6 +287,7 @@ class _Checker:
         self.rewrites: Dict[int, _Rewrite] = {}  # id(reference node) → its rewrite
         self.fixed: Dict[int, bool] = {}  # id(member reference) → a safe fix (here or JM501) removes it
         self.findings: List[Finding] = []
+        self.values = InstanceFacts(ctx, GDA, GDA_VALUES, self._names_gda)
 
     def run(self) -> Iterator[Finding]:
         for node, member in self._member_references():
@@ -376,14 +374,14 @@ class _Checker:
             self._report(parent, f"`GlobalDeviceArray.{parent.attr}` was removed in JAX 0.4.7", f"use `{target}`")
             return
         array, imports = ctx.reference(ARRAY, at=node)
-        subject = _type_comparison(ctx, node)
+        subject = type_comparison(ctx, node)
         if subject is not None:
             self._report(node, "`GlobalDeviceArray` was removed in JAX 0.4.7; the type of an array is never "
                          "`jax.Array` itself (it is an abstract base class)", f"isinstance({subject}, {ARRAY})")
             return
-        kind = _type_position(ctx, node)
+        kind = type_position(ctx, node)
         changes = kind == "check" and not _same_answer(ctx, node)
-        if changes and _rejects(ctx, node):
+        if changes and rejects_when_true(ctx, node):
             self._report(node, "`GlobalDeviceArray` was removed in JAX 0.4.7, and every array is a jax.Array now: "
                          "this check turned GDAs away, and with `jax.Array` it would turn away every array; "
                          "no array is a GDA any more", "delete the check, or test for what the code cannot handle")
@@ -434,7 +432,7 @@ class _Checker:
         parent = ctx.parent(node)
         called = isinstance(parent, ast.Call) and parent.func is node
         shown = f"{_short(ctx.text(receiver))}.{attr}"
-        known, evidence = self._receiver(receiver)
+        known, evidence = self.values.receiver(receiver)
         if known == "string":  # annotated as a GDA in a string: reported like a GDA-named receiver
             known, gda_named = False, True
         else:
@@ -463,147 +461,6 @@ class _Checker:
         elif gda_named and attr in ("mesh", "mesh_axes"):
             self._report(node, f"`{shown}` looks like a GlobalDeviceArray (removed in JAX 0.4.7): a jax.Array has no "
                          f"`.{attr}`", f"{ctx.text(receiver)}.{ATTRIBUTE_RENAMES[attr]}")
-
-    def _receiver(self, receiver: ast.expr) -> Tuple[object, Optional[ast.AST]]:
-        """Whether ``receiver`` is known to be a GDA (True, or "string" when only a string
-        annotation says so), and the class reference that says so when that reference is itself
-        rewritten (an annotation or isinstance check), else None."""
-        if isinstance(receiver, ast.Call):
-            return self.ctx.qualname(receiver.func) in GDA_VALUES, None
-        if isinstance(receiver, ast.Attribute):
-            ref = self._field_annotation(receiver)
-            return ref is not None, ref
-        if not isinstance(receiver, ast.Name):
-            return False, None
-        resolver = self.ctx.resolver
-        owner = resolver.lookup(receiver.id, resolver.scope_of(receiver))
-        bindings = owner.bindings.get(receiver.id, []) if owner is not None else []
-        if len(bindings) == 1:
-            known, evidence = self._binding(receiver.id, bindings[0].node)
-            if known:
-                return known, evidence
-        narrowing = self._narrowing(receiver)
-        return (True, narrowing) if narrowing is not None else (False, None)
-
-    def _binding(self, name: str, stmt: Optional[ast.AST]) -> Tuple[object, Optional[ast.AST]]:
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
-            return self._is_gda_value(stmt.value), None
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            if stmt.value is not None and self._is_gda_value(stmt.value):
-                return True, None
-            ref = self._annotation_ref(stmt.annotation)
-            return ref is not None, ref
-        if isinstance(stmt, FUNCTIONS):
-            args = stmt.args
-            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
-                if a.arg == name and a.annotation is not None:
-                    ann = a.annotation
-                    if isinstance(ann, ast.Constant) and isinstance(ann.value, str) and self._names_gda(ann.value):
-                        return "string", None
-                    ref = self._annotation_ref(ann)
-                    return ref is not None, ref
-        return False, None
-
-    def _field_annotation(self, receiver: ast.Attribute) -> Optional[ast.expr]:
-        """``self.params`` in a method of a class whose body declares ``params: GlobalDeviceArray``."""
-        if not isinstance(receiver.value, ast.Name):
-            return None
-        function: Optional[ast.AST] = receiver
-        while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            function = self.ctx.parent(function)
-        cls = self.ctx.parent(function) if function is not None else None
-        if not isinstance(cls, ast.ClassDef) or not function.args.args:  # type: ignore[union-attr]  # function is not None when cls is a class
-            return None
-        if function.args.args[0].arg != receiver.value.id:  # type: ignore[union-attr]  # function is set (above); receiver.value is a Name
-            return None
-        for stmt in cls.body:
-            target = stmt.target if isinstance(stmt, ast.AnnAssign) else None
-            if isinstance(target, ast.Name) and target.id == receiver.attr:
-                return self._annotation_ref(stmt.annotation)  # type: ignore[attr-defined]  # an AnnAssign: see target
-        return None
-
-    def _is_gda_value(self, value: ast.expr) -> bool:
-        return isinstance(value, ast.Call) and self.ctx.qualname(value.func) in GDA_VALUES
-
-    def _annotation_ref(self, ann: ast.expr) -> Optional[ast.expr]:
-        """The GDA class reference of ``GlobalDeviceArray``, ``Optional[...]`` of it or ``... | None``."""
-        ctx = self.ctx
-        if ctx.qualname(ann) == GDA:
-            return ann
-        if isinstance(ann, ast.Subscript):
-            q = ctx.qualname(ann.value)
-            if q in ("typing.Optional", "typing_extensions.Optional"):
-                return self._annotation_ref(ann.slice)
-            if q == "typing.Union" and isinstance(ann.slice, ast.Tuple):
-                return self._without_none(ann.slice.elts)
-        if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
-            return self._without_none([ann.left, ann.right])
-        return None
-
-    def _without_none(self, elts: List[ast.expr]) -> Optional[ast.expr]:
-        rest = [e for e in elts if not (isinstance(e, ast.Constant) and e.value is None)]
-        return self._annotation_ref(rest[0]) if len(rest) == 1 and len(elts) == 2 else None
-
-    def _narrowing(self, name: ast.Name) -> Optional[ast.expr]:
-        """The class reference of an isinstance check that makes ``name`` a GDA where it stands."""
-        ctx = self.ctx
-        use = _pos(name)
-        node: ast.AST = name
-        while True:
-            parent = ctx.parent(node)
-            if parent is None:
-                return None
-            candidates: List[Tuple[ast.AST, Optional[ast.expr]]] = []
-            if isinstance(parent, (ast.If, ast.While)) and node in parent.body:
-                candidates.append((parent, self._isinstance_ref(parent.test, name.id)))
-            elif isinstance(parent, ast.IfExp) and node is parent.body:
-                candidates.append((parent, self._isinstance_ref(parent.test, name.id)))
-            elif isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And) and node in parent.values:
-                for value in parent.values[: parent.values.index(node)]:
-                    candidates.append((value, self._isinstance_ref(value, name.id)))
-            if isinstance(node, ast.stmt):
-                block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
-                              if isinstance(b, list) and node in b), [])
-                for stmt in reversed(block[: block.index(node)] if block else []):
-                    candidates.append((stmt, self._guard_ref(stmt, name.id)))
-            for anchor, ref in candidates:
-                if ref is not None and not self._rebound(name, _pos(anchor), use):
-                    return ref
-            if isinstance(parent, (*FUNCTIONS, ast.ClassDef)):
-                return None  # a check outside this function says nothing about the name in it
-            node = parent
-
-    def _guard_ref(self, stmt: ast.stmt, name: str) -> Optional[ast.expr]:
-        """``assert isinstance(x, GDA)``, ``self.assertIsInstance(x, GDA)``, or
-        ``if not isinstance(x, GDA): raise ...``: x is a GDA in the statements after it."""
-        if isinstance(stmt, ast.Assert):
-            return self._isinstance_ref(stmt.test, name)
-        if isinstance(stmt, ast.Expr):
-            return self._isinstance_ref(stmt.value, name)
-        if (isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.test, ast.UnaryOp)
-                and isinstance(stmt.test.op, ast.Not) and isinstance(stmt.body[-1], EXITS)):
-            return self._isinstance_ref(stmt.test.operand, name, allow_and=False)
-        return None
-
-    def _isinstance_ref(self, test: ast.expr, name: str, allow_and: bool = True) -> Optional[ast.expr]:
-        if allow_and and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-            return next((r for r in (self._isinstance_ref(v, name) for v in test.values) if r is not None), None)
-        if not (isinstance(test, ast.Call) and len(test.args) == 2 and not test.keywords):
-            return None
-        func = test.func
-        is_check = (isinstance(func, ast.Name) and func.id == "isinstance" and self.ctx.qualname(func) is None) or (
-            isinstance(func, ast.Attribute) and func.attr == "assertIsInstance")
-        subject, cls = test.args
-        if is_check and isinstance(subject, ast.Name) and subject.id == name and self.ctx.qualname(cls) == GDA:
-            return cls
-        return None
-
-    def _rebound(self, name: ast.Name, start: Tuple[int, int], end: Tuple[int, int]) -> bool:
-        resolver = self.ctx.resolver
-        owner = resolver.lookup(name.id, resolver.scope_of(name))
-        if owner is None:
-            return False
-        return any(start < _pos(b.node) < end for b in owner.bindings.get(name.id, []) if b.node is not None)
 
     def _project_defines(self, attr: str) -> bool:
         """Whether this module defines ``attr`` itself (a method, or an attribute it assigns)."""
@@ -729,14 +586,6 @@ def _jm501_fixes(ctx: FileContext, call: ast.Call, kind: str) -> bool:
     return rewritable_construction(call, kind) is not None
 
 
-def _pos(node: Optional[ast.AST]) -> Tuple[int, int]:
-    if isinstance(node, ast.comprehension):
-        node = node.target
-    elif isinstance(node, ast.withitem):
-        node = node.optional_vars or node.context_expr
-    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-
-
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 40 else text[:37] + "..."
@@ -751,43 +600,8 @@ def _named_like_gda(receiver: ast.expr) -> bool:
     return bool(GDA_NAME.search(name))
 
 
-def _type_position(ctx: FileContext, node: ast.expr) -> Optional[str]:
-    """"annotation" or "check" when ``node`` (a class reference) stands where only its type
-    matters: an annotation or a type argument, or the class of an isinstance/issubclass check."""
-    child: ast.AST = node
-    parent = ctx.parent(node)
-    type_argument = False
-    while isinstance(parent, (ast.Subscript, ast.Tuple, ast.List, ast.BinOp)):
-        if isinstance(parent, ast.BinOp) and not isinstance(parent.op, ast.BitOr):
-            break
-        if isinstance(parent, ast.Subscript):
-            if child is parent.value:
-                break
-            host = ctx.qualname(parent.value) or ""
-            bare = isinstance(parent.value, ast.Name) and parent.value.id in BUILTIN_GENERICS and not host
-            if not (host.startswith(TYPE_ARGUMENT_HOSTS) or bare):
-                break
-            type_argument = True
-        child, parent = parent, ctx.parent(parent)
-    if isinstance(parent, ast.arg) and parent.annotation is child:
-        return "annotation"
-    if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is child:
-        return "annotation"
-    if isinstance(parent, ast.AnnAssign) and parent.annotation is child:
-        return "annotation"
-    if isinstance(parent, ast.Call) and len(parent.args) >= 2 and parent.args[1] is child and (
-        child is node or (isinstance(child, ast.Tuple) and node in child.elts)
-    ):
-        func = parent.func
-        if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass") and ctx.qualname(func) is None:
-            return "check"
-        if isinstance(func, ast.Attribute) and func.attr in ("assertIsInstance", "assertNotIsInstance"):
-            return "check"
-    return "annotation" if type_argument else None
-
-
 def _same_answer(ctx: FileContext, node: ast.expr) -> bool:
-    """Whether the check whose class is ``node`` (see ``_type_position``) decides the same with
+    """Whether the check whose class is ``node`` (see ``type_position``) decides the same with
     `jax.Array`, for every program that got past it before: every array is a jax.Array now, so
     that holds only when the check's tuple also names a class every array already was an instance
     of (`jax.Array`, `jax.numpy.ndarray`), or when the check only guards a failure
@@ -813,27 +627,3 @@ def _same_answer(ctx: FileContext, node: ast.expr) -> bool:
         return (isinstance(stmt, ast.If) and stmt.test is holder and not stmt.orelse
                 and isinstance(stmt.body[-1], ast.Raise))
     return False
-
-
-def _rejects(ctx: FileContext, node: ast.expr) -> bool:
-    """Whether the isinstance check whose class is ``node`` raises when true:
-    ``if isinstance(x, GlobalDeviceArray): raise ...`` (or the class in a tuple)."""
-    call = ctx.parent(node)
-    if isinstance(call, ast.Tuple):
-        call = ctx.parent(call)
-    stmt = ctx.parent(call) if call is not None else None
-    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "isinstance"
-            and isinstance(stmt, ast.If) and stmt.test is call and isinstance(stmt.body[-1], ast.Raise))
-
-
-def _type_comparison(ctx: FileContext, node: ast.expr) -> Optional[str]:
-    """For ``type(x) is GlobalDeviceArray`` (or ``==``, ``in (...)``), the text of ``x``."""
-    parent = ctx.parent(node)
-    if isinstance(parent, ast.Tuple):
-        parent = ctx.parent(parent)
-    if not isinstance(parent, ast.Compare):
-        return None
-    for side in [parent.left, *parent.comparators]:
-        if isinstance(side, ast.Call) and isinstance(side.func, ast.Name) and side.func.id == "type" and side.args:
-            return ctx.text(side.args[0])
-    return None

@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.statements import delete_statement
 from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
 from jaxmigrate.patterns.gda import NAMED_SHARDING, PARTITION_SPEC
+from jaxmigrate.patterns.positional_layouts import (
+    Failure,
+    Layout,
+    Parsed,
+    anchor_name,
+    axis_names,
+    binding_scope,
+    constant_or,
+    copy_layout,
+    declared_names,
+    int_literals,
+    literal_length,
+    shape_length,
+)
 from jaxmigrate.rules.base import Example, Rule, snippet
 
 LEGACY = ("jax.sharding.PositionalSharding", "jax.experimental.sharding.PositionalSharding",
@@ -30,33 +43,6 @@ MESSAGE = "`PositionalSharding` is deprecated since JAX 0.6.0 and removed in 0.7
 GENERIC = 'NamedSharding(Mesh(np.array(devices).reshape(a, b), ("x", "y")), P("x", None))'
 PURE = frozenset((*ONE_DIM, *NDARRAY, CREATE_DEVICE_MESH, "len", "tuple", "list", "range"))  # safe to run again
 STABLE_BINDERS = (ast.Assign, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
-def axis_names(rank: int) -> Tuple[str, ...]:
-    return tuple(("x", "y", "z")[i] if i < 3 else f"a{i}" for i in range(rank))
-
-
-@dataclass
-class Layout:
-    """What a chain computes: the device grid's source and, per sharding dim, its mesh axis."""
-
-    devices: ast.expr  # the argument of PositionalSharding(...)
-    ndarray: bool  # whether ``devices`` is already a numpy array
-    reshapes: List[List[ast.expr]] = field(default_factory=list)
-    rank: int = 0  # of the device grid (the mesh)
-    dims: List[Optional[int]] = field(default_factory=list)  # mesh axis per sharding dim, None: replicated
-    inherited: List[ast.expr] = field(default_factory=list)  # source pieces that come from an assignment
-    assignments: List[ast.Assign] = field(default_factory=list)  # the `name = chain` statements read
-    base: Optional[ast.expr] = None  # the PositionalSharding reference
-
-
-@dataclass
-class Failure:
-    why: str
-    node: ast.AST  # where to report it
-
-
-Parsed = Union[Layout, Failure, None]
 
 
 class PositionalSharding(Rule):
@@ -233,7 +219,7 @@ class _Plan:
             inner = self.parse(stmt.value, depth + 1)
             if not isinstance(inner, Layout):
                 return inner
-            return _copy(inner, inherited=[*inner.inherited, inner.devices, *[a for r in inner.reshapes for a in r]],
+            return copy_layout(inner, inherited=[*inner.inherited, inner.devices, *[a for r in inner.reshapes for a in r]],
                          assignments=[stmt, *inner.assignments])
         return None
 
@@ -264,10 +250,10 @@ class _Plan:
                 return self._grid_rank(node.args[0], depth)[0], True
             if callee == CREATE_DEVICE_MESH:
                 shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mesh_shape"), None)
-                count = _literal_length(shape)
+                count = literal_length(shape)
                 return count, True
             if isinstance(node.func, ast.Attribute) and node.func.attr == "reshape":
-                return _shape_length(node), self._grid_rank(node.func.value, depth)[1]
+                return shape_length(node), self._grid_rank(node.func.value, depth)[1]
         if isinstance(node, ast.Name) and depth < 8:
             stmt = ctx.single_assignment(node)
             if stmt is not None and len(stmt.targets) == 1:
@@ -281,13 +267,13 @@ class _Plan:
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return Failure(f"`.{op}(...)` with unpacked arguments", call)
         if op == "reshape":
-            count = _shape_length(call)
+            count = shape_length(call)
             if count is None or call.keywords:
                 return Failure("`.reshape(...)` whose number of dims is not visible (a shape held in a variable?)", call)
             if layout.dims != list(range(layout.rank)):
                 return Failure("`.reshape(...)` after `.replicate(...)` or a transpose has no `NamedSharding` "
                                "spelling here: build the mesh by hand", call)
-            return _copy(layout, reshapes=[*layout.reshapes, list(call.args)], rank=count, dims=list(range(count)))
+            return copy_layout(layout, reshapes=[*layout.reshapes, list(call.args)], rank=count, dims=list(range(count)))
         if not layout.rank:
             return Failure("the rank of the device grid is not visible: reshape it, or write the `NamedSharding` by hand", call)
         args = dict(zip(("axis", "keepdims"), call.args))
@@ -296,21 +282,21 @@ class _Plan:
             return Failure("`.replicate(...)` with unknown arguments", call)
         axis = args.get("axis")
         keepdims = args.get("keepdims")
-        keep = _constant(keepdims, True) if keepdims is not None else True
+        keep = constant_or(keepdims, True) if keepdims is not None else True
         if not isinstance(keep, bool):
             return Failure("`.replicate(keepdims=...)` with a value that is not a literal", call)
         ndim = len(layout.dims)
-        if axis is None or _constant(axis, "none") is None:
+        if axis is None or constant_or(axis, "none") is None:
             merged = set(range(ndim))
             if not keep:
                 return Failure("`.replicate(keepdims=False)` over every axis has no positional grid left", call)
         else:
-            axes = _int_literals(axis)
+            axes = int_literals(axis)
             if axes is None or any(not -ndim <= a < ndim for a in axes):
                 return Failure("`.replicate(axis)` with an axis that is not an integer literal within the grid", call)
             merged = {a % ndim for a in axes}
         dims = [None if i in merged else d for i, d in enumerate(layout.dims) if keep or i not in merged]
-        return _copy(layout, dims=dims)
+        return copy_layout(layout, dims=dims)
 
     def _transpose(self, layout: Parsed, args: List[ast.expr], node: ast.AST) -> Parsed:
         if not isinstance(layout, Layout):
@@ -323,10 +309,10 @@ class _Plan:
         if not args:
             order: Optional[List[int]] = list(range(ndim))[::-1]
         else:
-            order = _int_literals(ast.Tuple(elts=args, ctx=ast.Load()))
+            order = int_literals(ast.Tuple(elts=args, ctx=ast.Load()))
         if order is None or sorted(a % ndim for a in order) != list(range(ndim)) or any(not -ndim <= a < ndim for a in order):
             return Failure("`.transpose(...)` with axes that are not integer literals", node)
-        return _copy(layout, dims=[layout.dims[a % ndim] for a in order])
+        return copy_layout(layout, dims=[layout.dims[a % ndim] for a in order])
 
     # where an occurrence stands ---------------------------------------------------------------
     def _is_maximal(self, expr: ast.expr) -> bool:
@@ -382,10 +368,10 @@ class _Plan:
             return f"`{target.id}` is bound more than once in its scope"
         if self.ctx.resolver.scope_of(target).kind == "class":
             return f"`{target.id}` is a class attribute, read through the class or its instances"
-        declared = self.ctx.memo("global and nonlocal names", _declared)
+        declared = self.ctx.memo("global and nonlocal names", declared_names)
         if target.id in declared:
             return f"`{target.id}` is declared `{declared[target.id]}` in this module"
-        for name in self.ctx.names_bound_by(target.id, _owner(self.ctx, target)):
+        for name in self.ctx.names_bound_by(target.id, binding_scope(self.ctx, target)):
             if isinstance(name.ctx, ast.Del) and any(b.node is stmt for b in self.ctx.bindings(name)):
                 return f"`{target.id}` is deleted with `del`"
         return None
@@ -394,7 +380,7 @@ class _Plan:
         found = self._loads_of.get(id(stmt))
         if found is None:
             target: ast.Name = stmt.targets[0]  # type: ignore[assignment]  # the definition of a Name
-            found = self._loads_of[id(stmt)] = [n for n in self.ctx.names_bound_by(target.id, _owner(self.ctx, target))
+            found = self._loads_of[id(stmt)] = [n for n in self.ctx.names_bound_by(target.id, binding_scope(self.ctx, target))
                                                 if isinstance(n.ctx, ast.Load) and self.ctx.single_assignment(n) is stmt]
         return found
 
@@ -409,7 +395,7 @@ class _Plan:
     def _unstable(self, layout: Layout, at: ast.AST) -> Optional[str]:
         """A name in the inlined source that means something else (or may have changed) at ``at``."""
         resolver = self.ctx.resolver
-        scope = resolver.scope_of(_anchor(at))
+        scope = resolver.scope_of(anchor_name(at))
         for piece in layout.inherited:
             for call in (n for n in ast.walk(piece) if isinstance(n, ast.Call)):
                 callee = self.ctx.qualname(call.func)
@@ -451,7 +437,7 @@ class _Plan:
 
     # output -----------------------------------------------------------------------------------
     def sharding_text(self, layout: Layout, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
-        ctx, at = self.ctx, _anchor(at)
+        ctx, at = self.ctx, anchor_name(at)
         named, imports = ctx.reference(NAMED_SHARDING, at=at)
         mesh, more = ctx.reference(MESH, at=at)
         spec, most = ctx.reference(PARTITION_SPEC, at=at)
@@ -541,67 +527,3 @@ class _Plan:
                 if not (isinstance(parent, ast.Call) and parent.func is ref):
                     yield rule.finding(ctx, ref, f"{MESSAGE}; the class itself is used here",
                                        suggestion="jax.sharding.NamedSharding")
-
-
-def _anchor(expr: ast.AST) -> ast.AST:
-    """A name inside ``expr``: the resolver knows the scope of names only."""
-    return next((n for n in ast.walk(expr) if isinstance(n, ast.Name)), expr)
-
-
-def _copy(layout: Layout, **changes) -> Layout:
-    values = {f: getattr(layout, f) for f in layout.__dataclass_fields__}
-    values.update(changes)
-    return Layout(**values)
-
-
-def _constant(node: Optional[ast.expr], default):
-    if isinstance(node, ast.Constant):
-        return node.value
-    return default
-
-
-def _int_literals(node: ast.expr) -> Optional[List[int]]:
-    """``1``, ``-1`` or a tuple/list of those, as a list of ints; None for anything else."""
-    items = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
-    out = []
-    for item in items:
-        sign = 1
-        if isinstance(item, ast.UnaryOp) and isinstance(item.op, ast.USub):
-            sign, item = -1, item.operand
-        if not (isinstance(item, ast.Constant) and type(item.value) is int):
-            return None
-        out.append(sign * item.value)
-    return out
-
-
-def _literal_length(node: Optional[ast.expr]) -> Optional[int]:
-    if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
-        return len(node.elts)
-    return None
-
-
-def _shape_length(call: ast.Call) -> Optional[int]:
-    """The number of dims a ``.reshape(...)`` call asks for, where it is visible."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or not call.args:
-        return None
-    if len(call.args) > 1:
-        return len(call.args)
-    (arg,) = call.args
-    if _int_literals(arg) is not None and not isinstance(arg, (ast.Tuple, ast.List)):
-        return 1
-    return _literal_length(arg)
-
-
-def _owner(ctx: FileContext, name: ast.Name):
-    """The scope whose binding ``name`` reads or writes where it stands."""
-    return ctx.resolver.lookup(name.id, ctx.resolver.scope_of(name))
-
-
-def _declared(ctx: FileContext) -> Dict[str, str]:
-    """Each name a ``global`` or ``nonlocal`` statement of the module declares → the first such
-    statement's keyword (``global`` statements first)."""
-    found: Dict[str, str] = {}
-    for decl in ctx.nodes(ast.Global) + ctx.nodes(ast.Nonlocal):
-        for name in decl.names:
-            found.setdefault(name, type(decl).__name__.lower())
-    return found

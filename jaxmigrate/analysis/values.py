@@ -1,0 +1,246 @@
+"""Value facts every rule can ask of a file: whether an expression holds an instance of a class
+where it stands (its single binding, a constructor call, an annotation, ``Optional``/``| None``,
+an isinstance narrowing or guard before it, and no rebinding in between), and whether a name is
+bound again between two points; and where a class reference stands in a type test (an
+annotation or type argument, an isinstance/issubclass class, a ``type(x) is C`` comparison).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, List, Optional, Tuple
+
+from jaxmigrate.analysis.context import FileContext
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# where a class reference in a subscript is a type argument: typing's generics and the builtin ones
+TYPE_ARGUMENT_HOSTS = ("typing.", "typing_extensions.", "collections.abc.")
+BUILTIN_GENERICS = ("dict", "list", "tuple", "set", "frozenset", "type")
+EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def position(node: Optional[ast.AST]) -> Tuple[int, int]:
+    """(line, column) where a node or binding stands (the target of a comprehension, the name of a with item)."""
+    if isinstance(node, ast.comprehension):
+        node = node.target
+    elif isinstance(node, ast.withitem):
+        node = node.optional_vars or node.context_expr
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def rebound_between(ctx: FileContext, name: ast.Name, start: Tuple[int, int], end: Tuple[int, int]) -> bool:
+    """Whether the scope that binds ``name`` binds it again strictly between ``start`` and ``end``."""
+    resolver = ctx.resolver
+    owner = resolver.lookup(name.id, resolver.scope_of(name))
+    if owner is None:
+        return False
+    return any(start < position(b.node) < end for b in owner.bindings.get(name.id, []) if b.node is not None)
+
+
+class InstanceFacts:
+    """What a file says of one class's instances (``cls``, a qualified name): values that
+    ``makers`` (qualified callables) return are instances; ``names_class`` says whether a string
+    annotation names the class."""
+
+    def __init__(self, ctx: FileContext, cls: str, makers: Tuple[str, ...], names_class: Callable[[str], bool]) -> None:
+        self.ctx = ctx
+        self.cls = cls
+        self.makers = makers
+        self.names_class = names_class
+
+    def receiver(self, receiver: ast.expr) -> Tuple[object, Optional[ast.AST]]:
+        """Whether ``receiver`` is known to be an instance of the class (True, or "string" when only a
+        string annotation says so), and the class reference that says so (an annotation or an
+        isinstance check), else None."""
+        if isinstance(receiver, ast.Call):
+            return self.ctx.qualname(receiver.func) in self.makers, None
+        if isinstance(receiver, ast.Attribute):
+            ref = self._field_annotation(receiver)
+            return ref is not None, ref
+        if not isinstance(receiver, ast.Name):
+            return False, None
+        resolver = self.ctx.resolver
+        owner = resolver.lookup(receiver.id, resolver.scope_of(receiver))
+        bindings = owner.bindings.get(receiver.id, []) if owner is not None else []
+        if len(bindings) == 1:
+            known, evidence = self._binding(receiver.id, bindings[0].node)
+            if known:
+                return known, evidence
+        narrowing = self._narrowing(receiver)
+        return (True, narrowing) if narrowing is not None else (False, None)
+
+    def _binding(self, name: str, stmt: Optional[ast.AST]) -> Tuple[object, Optional[ast.AST]]:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            return self._is_made(stmt.value), None
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            if stmt.value is not None and self._is_made(stmt.value):
+                return True, None
+            ref = self._annotation_ref(stmt.annotation)
+            return ref is not None, ref
+        if isinstance(stmt, FUNCTIONS):
+            args = stmt.args
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                if a.arg == name and a.annotation is not None:
+                    ann = a.annotation
+                    if isinstance(ann, ast.Constant) and isinstance(ann.value, str) and self.names_class(ann.value):
+                        return "string", None
+                    ref = self._annotation_ref(ann)
+                    return ref is not None, ref
+        return False, None
+
+    def _field_annotation(self, receiver: ast.Attribute) -> Optional[ast.expr]:
+        """``self.params`` in a method of a class whose body declares ``params: TheClass``."""
+        if not isinstance(receiver.value, ast.Name):
+            return None
+        function: Optional[ast.AST] = receiver
+        while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = self.ctx.parent(function)
+        cls = self.ctx.parent(function) if function is not None else None
+        if not isinstance(cls, ast.ClassDef) or not function.args.args:  # type: ignore[union-attr]  # function is not None when cls is a class
+            return None
+        if function.args.args[0].arg != receiver.value.id:  # type: ignore[union-attr]  # function is set (above); receiver.value is a Name
+            return None
+        for stmt in cls.body:
+            target = stmt.target if isinstance(stmt, ast.AnnAssign) else None
+            if isinstance(target, ast.Name) and target.id == receiver.attr:
+                return self._annotation_ref(stmt.annotation)  # type: ignore[attr-defined]  # an AnnAssign: see target
+        return None
+
+    def _is_made(self, value: ast.expr) -> bool:
+        return isinstance(value, ast.Call) and self.ctx.qualname(value.func) in self.makers
+
+    def _annotation_ref(self, ann: ast.expr) -> Optional[ast.expr]:
+        """The class reference in ``TheClass``, ``Optional[TheClass]`` or ``TheClass | None``."""
+        ctx = self.ctx
+        if ctx.qualname(ann) == self.cls:
+            return ann
+        if isinstance(ann, ast.Subscript):
+            q = ctx.qualname(ann.value)
+            if q in ("typing.Optional", "typing_extensions.Optional"):
+                return self._annotation_ref(ann.slice)
+            if q == "typing.Union" and isinstance(ann.slice, ast.Tuple):
+                return self._without_none(ann.slice.elts)
+        if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+            return self._without_none([ann.left, ann.right])
+        return None
+
+    def _without_none(self, elts: List[ast.expr]) -> Optional[ast.expr]:
+        rest = [e for e in elts if not (isinstance(e, ast.Constant) and e.value is None)]
+        return self._annotation_ref(rest[0]) if len(rest) == 1 and len(elts) == 2 else None
+
+    def _narrowing(self, name: ast.Name) -> Optional[ast.expr]:
+        """The class reference of an isinstance check that makes ``name`` an instance where it stands."""
+        ctx = self.ctx
+        use = position(name)
+        node: ast.AST = name
+        while True:
+            parent = ctx.parent(node)
+            if parent is None:
+                return None
+            candidates: List[Tuple[ast.AST, Optional[ast.expr]]] = []
+            if isinstance(parent, (ast.If, ast.While)) and node in parent.body:
+                candidates.append((parent, self._isinstance_ref(parent.test, name.id)))
+            elif isinstance(parent, ast.IfExp) and node is parent.body:
+                candidates.append((parent, self._isinstance_ref(parent.test, name.id)))
+            elif isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And) and node in parent.values:
+                for value in parent.values[: parent.values.index(node)]:
+                    candidates.append((value, self._isinstance_ref(value, name.id)))
+            if isinstance(node, ast.stmt):
+                block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+                              if isinstance(b, list) and node in b), [])
+                for stmt in reversed(block[: block.index(node)] if block else []):
+                    candidates.append((stmt, self._guard_ref(stmt, name.id)))
+            for anchor, ref in candidates:
+                if ref is not None and not self._rebound(name, position(anchor), use):
+                    return ref
+            if isinstance(parent, (*FUNCTIONS, ast.ClassDef)):
+                return None  # a check outside this function says nothing about the name in it
+            node = parent
+
+    def _guard_ref(self, stmt: ast.stmt, name: str) -> Optional[ast.expr]:
+        """``assert isinstance(x, C)``, ``self.assertIsInstance(x, C)``, or ``if not isinstance(x, C):
+        raise ...``: x is a C in the statements after it."""
+        if isinstance(stmt, ast.Assert):
+            return self._isinstance_ref(stmt.test, name)
+        if isinstance(stmt, ast.Expr):
+            return self._isinstance_ref(stmt.value, name)
+        if (isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.test, ast.UnaryOp)
+                and isinstance(stmt.test.op, ast.Not) and isinstance(stmt.body[-1], EXITS)):
+            return self._isinstance_ref(stmt.test.operand, name, allow_and=False)
+        return None
+
+    def _isinstance_ref(self, test: ast.expr, name: str, allow_and: bool = True) -> Optional[ast.expr]:
+        if allow_and and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return next((r for r in (self._isinstance_ref(v, name) for v in test.values) if r is not None), None)
+        if not (isinstance(test, ast.Call) and len(test.args) == 2 and not test.keywords):
+            return None
+        func = test.func
+        is_check = (isinstance(func, ast.Name) and func.id == "isinstance" and self.ctx.qualname(func) is None) or (
+            isinstance(func, ast.Attribute) and func.attr == "assertIsInstance")
+        subject, cls = test.args
+        if is_check and isinstance(subject, ast.Name) and subject.id == name and self.ctx.qualname(cls) == self.cls:
+            return cls
+        return None
+
+    def _rebound(self, name: ast.Name, start: Tuple[int, int], end: Tuple[int, int]) -> bool:
+        return rebound_between(self.ctx, name, start, end)
+
+
+# type tests ----------------------------------------------------------------------------
+def type_position(ctx: FileContext, node: ast.expr) -> Optional[str]:
+    """"annotation" or "check" when ``node`` (a class reference) stands where only its type
+    matters: an annotation or a type argument, or the class of an isinstance/issubclass check."""
+    child: ast.AST = node
+    parent = ctx.parent(node)
+    type_argument = False
+    while isinstance(parent, (ast.Subscript, ast.Tuple, ast.List, ast.BinOp)):
+        if isinstance(parent, ast.BinOp) and not isinstance(parent.op, ast.BitOr):
+            break
+        if isinstance(parent, ast.Subscript):
+            if child is parent.value:
+                break
+            host = ctx.qualname(parent.value) or ""
+            bare = isinstance(parent.value, ast.Name) and parent.value.id in BUILTIN_GENERICS and not host
+            if not (host.startswith(TYPE_ARGUMENT_HOSTS) or bare):
+                break
+            type_argument = True
+        child, parent = parent, ctx.parent(parent)
+    if isinstance(parent, ast.arg) and parent.annotation is child:
+        return "annotation"
+    if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is child:
+        return "annotation"
+    if isinstance(parent, ast.AnnAssign) and parent.annotation is child:
+        return "annotation"
+    if isinstance(parent, ast.Call) and len(parent.args) >= 2 and parent.args[1] is child and (
+        child is node or (isinstance(child, ast.Tuple) and node in child.elts)
+    ):
+        func = parent.func
+        if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass") and ctx.qualname(func) is None:
+            return "check"
+        if isinstance(func, ast.Attribute) and func.attr in ("assertIsInstance", "assertNotIsInstance"):
+            return "check"
+    return "annotation" if type_argument else None
+
+
+def rejects_when_true(ctx: FileContext, node: ast.expr) -> bool:
+    """Whether the isinstance check whose class is ``node`` raises when true:
+    ``if isinstance(x, C): raise ...`` (or the class in a tuple)."""
+    call = ctx.parent(node)
+    if isinstance(call, ast.Tuple):
+        call = ctx.parent(call)
+    stmt = ctx.parent(call) if call is not None else None
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "isinstance"
+            and isinstance(stmt, ast.If) and stmt.test is call and isinstance(stmt.body[-1], ast.Raise))
+
+
+def type_comparison(ctx: FileContext, node: ast.expr) -> Optional[str]:
+    """For ``type(x) is C`` (or ``==``, ``in (...)``), the text of ``x``."""
+    parent = ctx.parent(node)
+    if isinstance(parent, ast.Tuple):
+        parent = ctx.parent(parent)
+    if not isinstance(parent, ast.Compare):
+        return None
+    for side in [parent.left, *parent.comparators]:
+        if isinstance(side, ast.Call) and isinstance(side.func, ast.Name) and side.func.id == "type" and side.args:
+            return ctx.text(side.args[0])
+    return None
