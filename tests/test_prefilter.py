@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxmigrate.analysis.names import name_triggers
 from jaxmigrate.engine.pipeline import active_rules, analyse
+from jaxmigrate.prefilter import name_triggers
 from jaxmigrate.rules import ALL_RULES, BY_CODE
 from tests.conftest import run
 
@@ -137,7 +137,7 @@ def test_a_notebook_is_prefiltered_on_its_code_cells():
     ("x = 1; y = with_mesh\n", False),
 ])
 def test_with_statement_search(text, found):
-    from jaxmigrate.rules.mesh_context import has_with_statement
+    from jaxmigrate.prefilter import has_with_statement
 
     assert has_with_statement(text.encode()) is found
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, overload
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, overload
 
 from jaxmigrate.analysis.scopes import Binding, Scope, Walk, dotted as _dotted, walk
 
-__all__ = ["Binding", "Resolver", "Scope", "canonical", "ModuleAttributeSearch", "name_triggers"]
+__all__ = ["Binding", "Resolver", "Scope", "canonical"]
 
 # Internal or historical paths of the same object, mapped to the path rules match on.
 CANONICAL = {
@@ -55,98 +54,6 @@ def _canonical(qualname: str) -> str:
         if head in CANONICAL:
             return ".".join([CANONICAL[head], *parts[i:]])
     return qualname
-
-
-# Module parts too common to tell a legacy name from its modern home (``jax.sharding.Mesh``).
-_COMMON_PARTS = frozenset({"jax", "_src", "sharding", "interpreters", "lib"})
-
-
-def name_triggers(qualnames: Iterable[str]) -> Tuple[Tuple[bytes, ...], Tuple[bytes, ...]]:
-    """The byte prefilter of a rule that matches these qualified names (or names below them).
-
-    The resolver builds a qualified name only from words of the file (import statements,
-    attribute chains, aliases), or through ``CANONICAL`` from such words, so each part of some
-    spelling of a matched name occurs in the file. Returns ``(triggers, requires)``: the last
-    parts, and for each spelling its most telling module part (else its last part)."""
-    spellings = set()
-    for qualname in qualnames:
-        spellings.add(qualname)
-        for raw, canon in CANONICAL.items():
-            if raw != canon and (qualname == canon or qualname.startswith(canon + ".")):
-                spellings.add(raw + qualname[len(canon):])
-    last, module = set(), set()
-    for spelling in spellings:
-        parts = spelling.split(".")
-        last.add(parts[-1].encode())
-        telling = [p for p in parts[:-1] if p not in _COMMON_PARTS]
-        module.add((telling[-1] if telling else parts[-1]).encode())
-    return tuple(sorted(last)), tuple(sorted(module))
-
-
-#: what ``[\s\\]`` matches in a bytes pattern
-GAP = b" \t\n\r\f\v\\"
-
-
-def gap_start(data: bytes, end: int, gap: bytes = GAP) -> int:
-    """Where the run of ``gap`` bytes that ends at ``end`` starts (``end`` when there is none)."""
-    while end and data[end - 1] in gap:
-        end -= 1
-    return end
-
-
-class ModuleAttributeSearch:
-    """Bytes that can make the resolver see ``module.<one of names>``, for a top-level ``module``.
-
-    Such a name resolves only through ``module.name`` (spaces, backslash continuations, a closing
-    parenthesis or comments around the dot allowed), ``from module import ... name`` (one
-    statement), or an alias of the module (``import module as m``, ``m = module``).
-    ``jax.tree_util.tree_map`` and ``from jax.tree_util import tree_map`` match none.
-
-    ``patterns`` states the forms, one regex each. Calling the object answers whether one of them
-    matches, in one search from the module word instead of one per form: ``module.name`` and
-    ``module as`` follow the word, and where it is not followed by a dot, what precedes it is read
-    backwards for ``from`` and ``=`` (the two forms that start before it; each led by its own
-    literal, ``=`` would stop the search everywhere)."""
-
-    def __init__(self, module: str, names: Iterable[bytes]) -> None:
-        mod = re.escape(module.encode())
-        alternatives = b"|".join(re.escape(n) for n in names)
-        attribute = rb"[\s\\)]*\.(?:[\s\\]|#[^\n]*)*(?:" + alternatives + rb")\b"
-        alias_as = rb"[\s\\]+as\b"
-        undotted = rb"\b(?![\s\\)]*\.)"
-        self.patterns: "Tuple[re.Pattern[bytes], ...]" = (
-            re.compile(mod + attribute),
-            re.compile(rb"from[\s\\]+" + mod + rb"[\s\\]+import\b(?:[ \t]|\\\r?\n)*"
-                       rb"(?:\((?:[\w\s,\\]|#[^\n]*)*?|(?:[\w \t,]|\\\r?\n)*?)\b(?:" + alternatives + rb")\b"),
-            re.compile(mod + alias_as),
-            re.compile(rb"=[\s\\(]*" + mod + undotted),
-        )
-        # group 1: the module word not followed by a dot, as `from module import` and `= module` have it
-        self._lead = re.compile(mod + rb"(?:" + attribute + rb"|" + alias_as + rb"|(" + undotted + rb"))")
-
-    def __call__(self, data: bytes) -> bool:
-        """Whether one of ``patterns`` matches ``data``."""
-        match = self._lead.search(data)
-        while match is not None:
-            if self._found(data, match):
-                return True
-            match = self._lead.search(data, match.start() + 1)
-        return False
-
-    def at(self, data: bytes, start: int) -> bool:
-        """Whether one of ``patterns`` matches with the module word at ``start``."""
-        match = self._lead.match(data, start)
-        return match is not None and self._found(data, match)
-
-    def _found(self, data: bytes, match: "re.Match[bytes]") -> bool:
-        if match.group(1) is None:  # `module.name` or `module as`
-            return True
-        start = match.start()
-        before = gap_start(data, start, GAP + b"(")
-        if before and data[before - 1] == 0x3D:  # `=`
-            return True
-        before = gap_start(data, start)
-        return data.endswith(b"from", 0, before) and self.patterns[1].match(data, before - 4) is not None
 
 
 class Resolver:

@@ -6,7 +6,6 @@ import ast
 from typing import Iterator, List, Optional, Sequence
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.names import name_triggers
 from jaxmigrate.analysis.statements import insert_before, statement_prefix
 from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.patterns.gda import (
@@ -24,6 +23,7 @@ from jaxmigrate.patterns.pjit_calls import (
     out_value,
     statement_of,
 )
+from jaxmigrate.prefilter import name_triggers
 from jaxmigrate.rules.base import Example, Rule, snippet
 
 

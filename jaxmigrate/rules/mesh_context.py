@@ -3,33 +3,17 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import Iterator
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.statements import insert_before
 from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.patterns.jit_plan import mesh_withs, module_blocker, uses_jax
-from jaxmigrate.prefilter import raw
+from jaxmigrate.prefilter import has_with_statement, raw
 from jaxmigrate.rules.base import Example, Rule, snippet
 
 SET_MESH_NAME = "jax.set_mesh"
 SET_MESH_SINCE = "0.7.1"
-# a `with` statement: it starts a line (no compound statement follows `;` or `:` on one line);
-# searched from the literal (a pattern that starts at `^` tries every line: 4x slower)
-_WITH_WORD = re.compile(rb"with\b")
-_WITH_LINE_START = re.compile(rb"[ \t\f]*(?:async[ \t\f]+)?\Z")
-
-
-def has_with_statement(data: bytes) -> bool:
-    """Whether a line of ``data`` starts with ``with`` or ``async with``."""
-    for match in _WITH_WORD.finditer(data):
-        start = max(data.rfind(b"\n", 0, match.start()), data.rfind(b"\r", 0, match.start())) + 1
-        if _WITH_LINE_START.match(data, start, match.start()):
-            return True
-    return False
-
-
 class MeshContext(Rule):
     """
     ## What it does

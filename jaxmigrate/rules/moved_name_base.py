@@ -8,7 +8,7 @@ import re
 from typing import ClassVar, Dict, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.names import GAP, ModuleAttributeSearch, canonical, gap_start
+from jaxmigrate.analysis.names import canonical
 from jaxmigrate.analysis.statements import (
     alias_comments,
     delete_statement,
@@ -31,7 +31,7 @@ from jaxmigrate.catalog.moves import (
     premature,
 )
 from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
-from jaxmigrate.prefilter import raw
+from jaxmigrate.prefilter import GAP, ModuleAttributeSearch, gap_start, raw
 from jaxmigrate.rules.base import Rule
 
 # `jax.config.config` (and the `jax.config` module imported as such): an attribute `config` of a

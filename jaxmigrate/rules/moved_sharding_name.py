@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar, Tuple
 
-from jaxmigrate.analysis.names import name_triggers
 from jaxmigrate.catalog.moves import MOVES, REMOVED_MODULES, REMOVED_NAMES
+from jaxmigrate.prefilter import name_triggers
 from jaxmigrate.rules.base import Example, snippet
 from jaxmigrate.rules.moved_name_base import CONFIG_NAMES, MovedNameRule
 

@@ -6,10 +6,10 @@ import ast
 from typing import ClassVar, Iterator, Tuple
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.names import name_triggers
 from jaxmigrate.catalog.moves import BY_OLD, REMOVED_MODULES
 from jaxmigrate.core.findings import Finding
 from jaxmigrate.patterns.xmap_advice import XMAP, shard_map_advice
+from jaxmigrate.prefilter import name_triggers
 from jaxmigrate.rules.base import Example, Rule, snippet
 from jaxmigrate.rules.moved_name_base import module_path_used, uses_of_local
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.names import name_triggers
 from jaxmigrate.core.findings import Edit, Finding, Fix
+from jaxmigrate.prefilter import name_triggers
 from jaxmigrate.rules.base import Example, Rule, snippet
 
 LEGACY = "jax.experimental.pjit.with_sharding_constraint"

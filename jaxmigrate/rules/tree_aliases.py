@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from jaxmigrate.analysis.names import ModuleAttributeSearch, name_triggers
 from jaxmigrate.catalog.moves import MOVES
-from jaxmigrate.prefilter import raw
+from jaxmigrate.prefilter import ModuleAttributeSearch, name_triggers, raw
 from jaxmigrate.rules.base import Example, snippet
 from jaxmigrate.rules.moved_name_base import MovedNameRule
 
