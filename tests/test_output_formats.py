@@ -28,6 +28,10 @@ def test_github_annotations(tmp_path):
     assert lines[0].startswith(f"::warning file={path},line=3,col=15,endLine=3,endColumn=37,title=JM101::")
     assert lines[0].endswith("use `in_shardings` (fixable with `jaxmigrate fix`)")
     assert any("title=JM203::" in line for line in lines)
+    # an unsafe fix is named as such, like the text output's `[~]`
+    unsafe = CliRunner().invoke(main, ["check", "--format", "github", "--target-jax", "latest", path]).stdout
+    assert any("title=JM701::" in line and line.endswith("(fixable with `jaxmigrate fix --unsafe-fixes`)")
+               for line in unsafe.splitlines())
 
 
 def test_sarif_log(tmp_path):

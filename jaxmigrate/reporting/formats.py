@@ -18,6 +18,10 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+#: what a GitHub annotation adds for a finding with a fix (the text output's `[*]` and `[~]`)
+_FIXABLE = {"safe": " (fixable with `jaxmigrate fix`)", "unsafe": " (fixable with `jaxmigrate fix --unsafe-fixes`)"}
+
+
 def github(records: List[Dict]) -> str:
     """One workflow command a finding: ``::warning file=...,line=...,col=...,title=CODE::message``."""
     lines = []
@@ -25,7 +29,7 @@ def github(records: List[Dict]) -> str:
         level = "error" if r["code"] == "JM000" else "warning"
         props = (f"file={_escape_property(r['path'])},line={r['line']},col={r['column']},"
                  f"endLine={r['end_line']},endColumn={r['end_column']},title={_escape_property(r['code'])}")
-        message = r["message"] + (" (fixable with `jaxmigrate fix`)" if r["fix_safety"] == "safe" else "")
+        message = r["message"] + _FIXABLE.get(r["fix_safety"] or "", "")
         lines.append(f"::{level} {props}::{_escape_data(message)}")
     return "\n".join(lines)
 
