@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
@@ -287,7 +288,8 @@ class _Checker:
         self.rewrites: Dict[int, _Rewrite] = {}  # id(reference node) → its rewrite
         self.fixed: Dict[int, bool] = {}  # id(member reference) → a safe fix (here or JM501) removes it
         self.findings: List[Finding] = []
-        self.values = InstanceFacts(ctx, GDA, GDA_VALUES, self._names_gda)
+        self.values = InstanceFacts(ctx, GDA, GDA_VALUES, partial(_names_gda, ctx))  # no cycle through self:
+        # the runner pauses the cyclic collector, and a cycle would keep every file's tree alive
 
     def run(self) -> Iterator[Finding]:
         for node, member in self._member_references():
@@ -484,20 +486,9 @@ class _Checker:
         annotations += [n.returns for n in functions if n.returns is not None]
         for ann in annotations:
             for node in ast.walk(ann):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str) and self._names_gda(node.value):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and _names_gda(self.ctx, node.value):
                     self._report(node, "this string annotation names GlobalDeviceArray, removed in JAX 0.4.7",
                                  node.value.replace("GlobalDeviceArray", "jax.Array"))
-
-    def _names_gda(self, text: str) -> bool:
-        if "GlobalDeviceArray" not in text:
-            return False
-        try:
-            expr = ast.parse(text.strip(), mode="eval")
-        except SyntaxError:
-            return False
-        scope = self.ctx.resolver.module_scope
-        return any(self.ctx.resolver.qualname(n, scope) == GDA
-                   for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
 
     # imports -----------------------------------------------------------------------------
     def _imports(self) -> None:
@@ -584,6 +575,18 @@ class _Checker:
 def _jm501_fixes(ctx: FileContext, call: ast.Call, kind: str) -> bool:
     """Whether JM501 rewrites this constructor call (with a safe fix)."""
     return rewritable_construction(call, kind) is not None
+
+
+def _names_gda(ctx: FileContext, text: str) -> bool:
+    """Whether a string annotation names GlobalDeviceArray."""
+    if "GlobalDeviceArray" not in text:
+        return False
+    try:
+        expr = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return False
+    scope = ctx.resolver.module_scope
+    return any(ctx.resolver.qualname(n, scope) == GDA for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
 
 
 def _short(text: str) -> str:
