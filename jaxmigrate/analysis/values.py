@@ -1,14 +1,14 @@
 """Value facts every rule can ask of a file: whether an expression holds an instance of a class
 where it stands (its single binding, a constructor call, an annotation, ``Optional``/``| None``,
-an isinstance narrowing or guard before it, and no rebinding in between), and whether a name is
-bound again between two points; and where a class reference stands in a type test (an
+an isinstance narrowing or guard before it, and no rebinding in between), whether a name is bound
+again between two points, why an assignment may not be the one value of its name at a use; and where a class reference stands in a type test (an
 annotation or type argument, an isinstance/issubclass class, a ``type(x) is C`` comparison).
 """
 
 from __future__ import annotations
 
 import ast
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 
@@ -35,6 +35,39 @@ def rebound_between(ctx: FileContext, name: ast.Name, start: Tuple[int, int], en
     if owner is None:
         return False
     return any(start < position(b.node) < end for b in owner.bindings.get(name.id, []) if b.node is not None)
+
+
+def binding_scope(ctx: FileContext, name: ast.Name):
+    """The scope whose binding ``name`` reads or writes where it stands."""
+    return ctx.resolver.lookup(name.id, ctx.resolver.scope_of(name))
+
+
+def declared_names(ctx: FileContext) -> Dict[str, str]:
+    """Each name a ``global`` or ``nonlocal`` statement of the module declares → the first such
+    statement's keyword (``global`` statements first)."""
+    found: Dict[str, str] = {}
+    for decl in ctx.nodes(ast.Global) + ctx.nodes(ast.Nonlocal):
+        for name in decl.names:
+            found.setdefault(name, type(decl).__name__.lower())
+    return found
+
+def why_rebound(ctx: FileContext, stmt: ast.Assign) -> Optional[str]:
+    """Why the name an assignment ``name = value`` binds may hold something else at a use, or None
+    when ``stmt`` is its one binding: bound more than once in its scope, a class attribute (read
+    through the class or its instances), declared ``global``/``nonlocal``, or deleted with ``del``."""
+    target: ast.Name = stmt.targets[0]  # type: ignore[assignment]  # the caller's statement assigns a Name
+    bindings = ctx.bindings(target)
+    if len(bindings) != 1 or bindings[0].node is not stmt:
+        return f"`{target.id}` is bound more than once in its scope"
+    if ctx.resolver.scope_of(target).kind == "class":
+        return f"`{target.id}` is a class attribute, read through the class or its instances"
+    declared = ctx.memo("global and nonlocal names", declared_names)
+    if target.id in declared:
+        return f"`{target.id}` is declared `{declared[target.id]}` in this module"
+    for name in ctx.names_bound_by(target.id, binding_scope(ctx, target)):
+        if isinstance(name.ctx, ast.Del) and any(b.node is stmt for b in ctx.bindings(name)):
+            return f"`{target.id}` is deleted with `del`"
+    return None
 
 
 class InstanceFacts:

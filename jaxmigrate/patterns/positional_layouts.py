@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple, Union
-
-from jaxmigrate.analysis.context import FileContext
+from typing import List, Optional, Tuple, Union
 
 
 def axis_names(rank: int) -> Tuple[str, ...]:
@@ -85,18 +83,3 @@ def shape_length(call: ast.Call) -> Optional[int]:
     if int_literals(arg) is not None and not isinstance(arg, (ast.Tuple, ast.List)):
         return 1
     return literal_length(arg)
-
-
-def binding_scope(ctx: FileContext, name: ast.Name):
-    """The scope whose binding ``name`` reads or writes where it stands."""
-    return ctx.resolver.lookup(name.id, ctx.resolver.scope_of(name))
-
-
-def declared_names(ctx: FileContext) -> Dict[str, str]:
-    """Each name a ``global`` or ``nonlocal`` statement of the module declares → the first such
-    statement's keyword (``global`` statements first)."""
-    found: Dict[str, str] = {}
-    for decl in ctx.nodes(ast.Global) + ctx.nodes(ast.Nonlocal):
-        for name in decl.names:
-            found.setdefault(name, type(decl).__name__.lower())
-    return found

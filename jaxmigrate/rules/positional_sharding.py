@@ -7,6 +7,7 @@ from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.statements import delete_statement
+from jaxmigrate.analysis.values import binding_scope, why_rebound
 from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
 from jaxmigrate.patterns.gda import NAMED_SHARDING, PARTITION_SPEC
 from jaxmigrate.patterns.positional_layouts import (
@@ -15,10 +16,8 @@ from jaxmigrate.patterns.positional_layouts import (
     Parsed,
     anchor_name,
     axis_names,
-    binding_scope,
     constant_or,
     copy_layout,
-    declared_names,
     int_literals,
     literal_length,
     shape_length,
@@ -358,23 +357,8 @@ class _Plan:
         Once per statement: every use of a module-level ``mesh`` in every function asks it."""
         key = id(stmt)
         if key not in self._rebound_of:
-            self._rebound_of[key] = self._why_rebound(stmt)
+            self._rebound_of[key] = why_rebound(self.ctx, stmt)
         return self._rebound_of[key]
-
-    def _why_rebound(self, stmt: ast.Assign) -> Optional[str]:
-        target: ast.Name = stmt.targets[0]  # type: ignore[assignment]  # the definition of a Name
-        bindings = self.ctx.bindings(target)
-        if len(bindings) != 1 or bindings[0].node is not stmt:
-            return f"`{target.id}` is bound more than once in its scope"
-        if self.ctx.resolver.scope_of(target).kind == "class":
-            return f"`{target.id}` is a class attribute, read through the class or its instances"
-        declared = self.ctx.memo("global and nonlocal names", declared_names)
-        if target.id in declared:
-            return f"`{target.id}` is declared `{declared[target.id]}` in this module"
-        for name in self.ctx.names_bound_by(target.id, binding_scope(self.ctx, target)):
-            if isinstance(name.ctx, ast.Del) and any(b.node is stmt for b in self.ctx.bindings(name)):
-                return f"`{target.id}` is deleted with `del`"
-        return None
 
     def _loads(self, stmt: ast.Assign) -> List[ast.Name]:
         found = self._loads_of.get(id(stmt))
