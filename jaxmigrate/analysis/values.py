@@ -1,8 +1,9 @@
 """Value facts every rule can ask of a file: whether an expression holds an instance of a class
 where it stands (its single binding, a constructor call, an annotation, ``Optional``/``| None``,
-an isinstance narrowing or guard before it, and no rebinding in between), whether a name is bound
-again between two points, why an assignment may not be the one value of its name at a use; and where a class reference stands in a type test (an
-annotation or type argument, an isinstance/issubclass class, a ``type(x) is C`` comparison).
+an isinstance narrowing or guard before it, and no rebinding in between); whether a name is bound
+again between two points, and why an assignment may not be its name's one value at a use; where
+a class reference stands in a type test (an annotation or type argument, an isinstance/issubclass
+class, a ``type(x) is C`` comparison).
 """
 
 from __future__ import annotations
