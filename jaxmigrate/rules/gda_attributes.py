@@ -10,7 +10,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.names import canonical
-from jaxmigrate.analysis.statements import delete_statement, needs_root, render_without_names, trailing_text
+from jaxmigrate.analysis.statements import delete_statement, render_without_names, trailing_text
 from jaxmigrate.analysis.values import InstanceFacts, rejects_when_true, type_comparison, type_position
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.gda import (
@@ -502,14 +502,8 @@ class _Checker:
                     uses = ctx.loads_of(alias.asname, GDA_MODULE)
                 else:
                     uses = [n for n in ctx.references(GDA_MODULE) if isinstance(n, ast.Attribute)]
-                if not uses and len(stmt.names) == 1 and (alias.asname or not needs_root(ctx, stmt, "jax")):
-                    self.findings.append(self.rule.finding(
-                        ctx, alias, f"`{alias.name}` no longer exists and nothing here uses it any more",
-                        Fix("safe", edits=(delete_statement(ctx, stmt),))))
-                elif not uses:
-                    # the same drop as for `jax.experimental.maps` (keeps `import jax` when needed)
-                    drop = self.rule.dropped_import(ctx, stmt, alias)
-                    self.findings.append(drop)
+                if not uses:  # the same drop as for `jax.experimental.maps` (keeps `import jax` when needed)
+                    self.findings.append(self.rule.dropped_import(ctx, stmt, alias))
                 else:
                     self._still_used(alias, alias.name, [u for u in uses if not self._module_use_fixed(u)])
         for frm in ctx.nodes(ast.ImportFrom):
