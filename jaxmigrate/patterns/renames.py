@@ -30,10 +30,7 @@ def rename_fix(ctx: FileContext, ref: Reference, new: str, safety: FixSafety) ->
     if isinstance(node, ast.Attribute) and old_module == new_module:
         return Fix(safety, edits=(ctx.replace(node, f"{ctx.text(node.value)}.{new_name}"),))
     text, imports = ctx.reference(new, at=node)
-    root = node
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    return Fix(safety, edits=(ctx.replace(node, text),), add_imports=imports, drop_unused_imports=ctx.root_import(root))
+    return Fix(safety, edits=(ctx.replace(node, text),), add_imports=imports, drop_unused_imports=ctx.root_import(node))
 
 
 def _import_fix(ctx: FileContext, ref: Reference, new: str, safety: FixSafety) -> Optional[Fix]:
@@ -92,11 +89,8 @@ def call_fix(ctx: FileContext, ref: Reference, transform: str) -> Optional[Fix]:
             return None
         text, imports = ctx.reference("jax.enable_x64", at=call.func)
         arg = "False" if transform.endswith("False") else ", ".join(ctx.text(a) for a in call.args)
-        root = call.func
-        while isinstance(root, ast.Attribute):
-            root = root.value
         return Fix("safe", edits=(ctx.replace(call, f"{text}({arg})"),), add_imports=imports,
-                   drop_unused_imports=ctx.root_import(root))
+                   drop_unused_imports=ctx.root_import(call.func))
     return None
 
 
