@@ -163,7 +163,7 @@ def _settings(files, configs, paths, select, ignore, target_jax, *, fix: bool, w
     first = Path(paths[0]).resolve()
     wanted = [configs.for_folder(first if first.is_dir() else first.parent)]  # the first path's, even with no file
     for file in files:
-        config = configs.for_file(file.path)
+        config = configs.for_file(file.path, file.real)
         if all(config is not seen for seen in wanted):
             wanted.append(config)
     variants = []
@@ -175,18 +175,18 @@ def _settings(files, configs, paths, select, ignore, target_jax, *, fix: bool, w
         if bad:
             where = f" (in {config.root / 'pyproject.toml'})" if config.root and not (select or ignore) else ""
             raise click.UsageError(f"unknown rule code or prefix: {', '.join(bad)}{where} (see `jaxmigrate rules`)")
-        target_text = target_jax or config.target_jax or "latest"
+        target_text, source = target_jax or config.target_jax or "latest", ""
         if target_text.lower() == "auto":
             from jaxmigrate.engine.target import auto
 
             version, source = auto(config.root, Path(paths[0]))
             target_text = version or "latest"
-            _parse_target(target_text, source)
-            if not quiet:
-                where = f" for {config.root}" if len(wanted) > 1 and config.root else ""
-                click.echo(f"target JAX{where}: {target_text} ({source})", err=True)
+        target = _parse_target(target_text, source)
+        if source and not quiet:
+            where = f" for {config.root}" if len(wanted) > 1 and config.root else ""
+            click.echo(f"target JAX{where}: {target_text} ({source})", err=True)
         variant = Settings(tuple(r.code for r in select_rules(selected, ignored)), fix=fix, write=write,
-                           unsafe_fixes=unsafe_fixes or config.unsafe_fixes, target=_parse_target(target_text),
+                           unsafe_fixes=unsafe_fixes or config.unsafe_fixes, target=target,
                            per_file_ignores=per_file, config_root=str(config.root) if config.root else None)
         variants.append((str(config.root) if config.root and configs.explicit is None else "", variant))
     if len(variants) == 1:

@@ -8,6 +8,7 @@ gitignore-style and relative to the folder of that `pyproject.toml`.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +86,7 @@ class Configs:
         self.explicit = explicit
         self._nearest: Dict[Path, Optional[Path]] = {}
         self._parsed: Dict[Path, Config] = {}
+        self._by_folder: Dict[str, Config] = {}  # a real folder -> its configuration
 
     def nearest(self, folder: Path) -> Optional[Path]:
         """The pyproject.toml with a [tool.jaxmigrate] table nearest to ``folder`` (resolved), upwards."""
@@ -106,8 +108,16 @@ class Configs:
             self._parsed[pyproject] = parse(pyproject, _table(pyproject) or {})
         return self._parsed[pyproject]
 
-    def for_file(self, path: Path) -> Config:
-        return self.for_folder(Path(path).resolve().parent)
+    def for_file(self, path: Path, real: str = "") -> Config:
+        """The configuration of the file at ``path`` (``real``: its real path where known, as
+        discovery finds it: each folder is then looked up once, with no system call per file)."""
+        if not real:
+            return self.for_folder(Path(path).resolve().parent)
+        folder = os.path.dirname(real)
+        config = self._by_folder.get(folder)
+        if config is None:
+            config = self._by_folder[folder] = self.for_folder(Path(folder))
+        return config
 
 
 def parse(pyproject: Path, table: dict) -> Config:

@@ -23,6 +23,7 @@ Inode = Tuple[int, int]  # (device, inode): a file, whichever of its hard links 
 class SourceFile:
     path: Path  # as opened
     display: str  # as reported: relative to the working directory where possible
+    real: str = ""  # the real path, as the walk found it without a system call per file ("": unknown)
 
 
 def _display(path: Path) -> str:
@@ -161,15 +162,16 @@ def discover(paths: Sequence[str], *, root: Optional[Path] = None, exclude: Opti
             continue
         if top.is_file() or dangling:  # named explicitly: always taken, like ruff
             st = None if dangling else os.stat(top)
-            real = _first_name(names, os.path.normcase(top.resolve()), st and (st.st_dev, st.st_ino))
-            found.setdefault(real, SourceFile(top, _display(top)))
+            resolved = str(top.resolve())
+            real = _first_name(names, os.path.normcase(resolved), st and (st.st_dev, st.st_ino))
+            found.setdefault(real, SourceFile(top, _display(top), resolved))
             continue
         cwd = os.getcwd()
         linked: Set[str] = set()  # real paths found through a symbolic link to the file, so far
-        for path, real, link, inode in _walk(os.path.abspath(raw), ignores, excludes):
-            real = _first_name(names, os.path.normcase(real), inode)
+        for path, resolved, link, inode in _walk(os.path.abspath(raw), ignores, excludes):
+            real = _first_name(names, os.path.normcase(resolved), inode)
             if real not in found or real in linked and not link:  # the file itself over a link to it
-                found[real] = SourceFile(Path(path), _relative(path, cwd))
+                found[real] = SourceFile(Path(path), _relative(path, cwd), resolved)
                 (linked.add if link else linked.discard)(real)
     return sorted(found.values(), key=lambda f: f.display), missing
 
