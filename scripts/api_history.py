@@ -470,7 +470,8 @@ def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, lis
             if summary is not None:
                 summaries[module] = summary
         release = Release(summaries, packages)
-        for qualname, (kind, message) in release.names().items():
+        reachable = release.names()
+        for qualname, (kind, message) in reachable.items():
             presence.setdefault(qualname, []).append(index)
             kinds[qualname] = kind
             if message is not None:
@@ -481,7 +482,7 @@ def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, lis
         for qualname, message in removal_messages(summaries).items():
             messages.setdefault(qualname, message)
         held = {name for summary in summaries.values() for name in summary.containers}
-        for qualname, (kind, _) in release.names().items():
+        for qualname, (kind, _) in reachable.items():
             if kind == "n" and qualname.rpartition(".")[2] in held:
                 found = release.definition(qualname)
                 if found is not None and found[0] in summaries and found[1] in summaries[found[0]].containers:
