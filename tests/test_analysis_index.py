@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import Importer
 from jaxmigrate.analysis.scopes import walk
 from jaxmigrate.engine import apply, pipeline
 from jaxmigrate.engine.pipeline import Settings, transform
@@ -148,23 +149,23 @@ def test_later_rounds_skip_rules_the_fixed_text_does_not_want(monkeypatch):
 def test_plain_imports_are_rebuilt_as_libcst_renders_them(statement, monkeypatch):
     import re
 
-    from jaxmigrate.analysis import statements
+    from jaxmigrate.analysis import import_text
 
     names = statement.split(" import ", 1)[1] if statement.startswith("from ") else statement[len("import "):]
     items = [tuple((item.split(" as ") + [None])[:2]) for item in names.split(", ")]
     for drop in items:
-        fast = statements.render_without_names(statement, {drop})
+        fast = import_text.render_without_names(statement, {drop})
         with monkeypatch.context() as m:
-            m.setattr(statements, "_PLAIN_IMPORT", re.compile("(?!)"))  # never plain: LibCST renders it
-            assert fast == statements.render_without_names(statement, {drop})
+            m.setattr(import_text, "_PLAIN_IMPORT", re.compile("(?!)"))  # never plain: LibCST renders it
+            assert fast == import_text.render_without_names(statement, {drop})
 
 
 def test_a_name_for_the_same_object_at_the_same_scope_is_worked_out_once(monkeypatch):
     """JM701 asks for `jax.jit` and the shardings at each pjit call: 12,000 calls in one module
     went through every visible name each time (over 15 minutes)."""
     calls = []
-    real = FileContext._reference
-    monkeypatch.setattr(FileContext, "_reference", lambda self, *args: calls.append(args) or real(self, *args))
+    real = Importer._reference
+    monkeypatch.setattr(Importer, "_reference", lambda self, *args: calls.append(args) or real(self, *args))
     text = "from jax.experimental.pjit import pjit\n\n" + "".join(f"f{i} = pjit(g, in_shardings=None, out_shardings=None)\n"
                                                              for i in range(50))
     findings = run(text, fix=False).findings

@@ -1,11 +1,11 @@
 """Dropping names from import statements and moving them to new ones keeps the comments on the
-names' lines with the names (engine/imports.py, analysis/statements.py)."""
+names' lines with the names (analysis/imports.py, analysis/import_text.py)."""
 
 from __future__ import annotations
 
-from jaxmigrate.analysis.statements import alias_comments, render_import_from
+from jaxmigrate.analysis.import_text import alias_comments, render_import_from
+from jaxmigrate.analysis.imports import fix_imports
 from jaxmigrate.core.findings import ImportRef
-from jaxmigrate.engine.imports import fix_imports
 
 MULTI = '''\
 from jax.experimental.pjit import (
@@ -65,7 +65,7 @@ def test_a_dotted_name_below_a_submodule_imports_that_submodule():
     assert again == out
 
 
-# where an added import goes (engine/import_layout.py) -------------------------------------------
+# where an added import goes (analysis/import_layout.py) -------------------------------------------
 def _add(source: str, *refs: ImportRef) -> str:
     return fix_imports(source, list(refs), ())
 
@@ -119,7 +119,7 @@ def test_a_new_import_without_a_group_of_its_section_starts_one():
 def test_the_from_imports_fixes_write_join_the_same_modules_import():
     """The README's example: two `from jax.experimental...` imports each rewritten to
     `from jax.sharding import ...` become one statement; the file's own split imports stay."""
-    from jaxmigrate.engine.import_layout import join_written_imports
+    from jaxmigrate.analysis.import_layout import join_written_imports
 
     original = ("import jax\nfrom jax.experimental import PartitionSpec as PS\nfrom jax.experimental.maps import Mesh\n"
                 "from jax.lax import psum\nfrom jax.lax import pmean\n\nx = 1\n")

@@ -12,8 +12,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Type, TypeVar, ca
 
 from jaxmigrate.analysis.names import Resolver, canonical
 from jaxmigrate.analysis.scopes import Walk, walk
-from jaxmigrate.catalog.moves import BY_OLD
-from jaxmigrate.core.findings import Edit, ImportRef
+from jaxmigrate.core.findings import Edit
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 N = TypeVar("N", bound=ast.AST)
@@ -55,9 +54,6 @@ class FileContext:
         self._wide_chars: Dict[int, Tuple[List[int], List[int], List[int]]] = {}  # see ``offset``
         self._memo: Dict[tuple, object] = {}  # see ``memo``; shared with ``of``'s twins, so keyed by target
         self._shared: Dict[str, object] = {}  # the walk and the resolver, shared with ``of``'s twins
-        # ``reference``/``module_reference`` answers: a fix asks for the same name at the same
-        # scope once per call it rewrites (12,000 times in one file: quadratic without it)
-        self._references: Dict[tuple, Tuple[str, Tuple[ImportRef, ...]]] = {}
         # ``loads_of``, ``names_in`` and ``names_bound_by`` answers (they depend on the text alone)
         self._loads: Dict[Tuple[str, Optional[str]], List[ast.Name]] = {}
         self._names_by_scope: Dict[str, Dict[int, List[ast.Name]]] = {}
@@ -72,7 +68,7 @@ class FileContext:
 
     # The walk and the resolver live in ``_shared``, which ``of``'s twins share: a twin made
     # before they were computed must see the same scopes, which the answers kept by scope
-    # (``_references``, ``names_in``, ``names_bound_by``, ``memo``) are keyed by.
+    # (the importer's, ``names_in``, ``names_bound_by``, ``memo``) are keyed by.
     @cached_property
     def _walk(self) -> Walk:
         found = self._shared.get("walk")
@@ -312,86 +308,6 @@ class FileContext:
             found.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset))
         return iter(found)
 
-    def reference(self, qualname: str, at: Optional[ast.AST] = None, dotted: bool = False) -> Tuple[str, Tuple[ImportRef, ...]]:
-        """Source text that names ``qualname`` where ``at`` stands, and the imports it needs.
-
-        Reuses a name visible there that is already bound to it (``P`` for PartitionSpec), else
-        goes through a visible ``jax`` module, else imports the object under its own name at
-        module level (or ``import jax`` when that name is taken, or when ``dotted`` asks for the
-        idiomatic ``jax.jit`` over ``from jax import jit``).
-        """
-        resolver = self.resolver
-        scope = resolver.scope_of(at) if at is not None else resolver.module_scope
-        key = ("reference", qualname, id(scope), dotted, self.target)  # the answer depends on nothing else
-        if key not in self._references:
-            self._references[key] = self._reference(qualname, scope, dotted)
-        return self._references[key]
-
-    def _reference(self, qualname: str, scope, dotted: bool) -> Tuple[str, Tuple[ImportRef, ...]]:
-        resolver = self.resolver
-        module, _, name = qualname.rpartition(".")
-        # the visible names bound to ``qualname``, or to a name JM201 moves to it: looked up by
-        # what they resolve to, not found among every visible name (10,000 functions of a
-        # module, each asking once, went through its 10,000 names each time)
-        existing = sorted((n for bound in _bound_as(qualname) for n in resolver.visible_resolving_to(scope, bound)
-                           if resolver.is_import(n, scope) and _same_after_moves(n, bound, qualname, self.target)),
-                          key=lambda n: (n != name, len(n), n))
-        if existing:
-            return existing[0], ()
-        if qualname.startswith("jax.") and _reachable_from_jax(qualname):
-            jax_names = sorted(resolver.visible_resolving_to(scope, "jax"), key=lambda n: (n != "jax", n))
-            if jax_names:
-                return jax_names[0] + qualname[3:], ()
-        if not dotted and not resolver.is_visible(name, scope) and not resolver.bound_in_any_scope(name):
-            return name, (ImportRef(module, name),)
-        root = qualname.split(".")[0]
-        # `import jax` does not load `jax.extend.core`: a dotted path below a submodule imports it
-        needed = module if qualname.startswith("jax.") and not _reachable_from_jax(qualname) else root
-        return qualname, (ImportRef(needed),)
-
-    def module_reference(self, module: str, alias: str, at: Optional[ast.AST] = None) -> Tuple[str, Tuple[ImportRef, ...]]:
-        """A name for ``module`` where ``at`` stands (``np`` for numpy), and the import it needs:
-        a visible import of it, else ``import module as alias``, else ``import module``."""
-        resolver = self.resolver
-        scope = resolver.scope_of(at) if at is not None else resolver.module_scope
-        key = ("module", module, alias, id(scope))
-        if key not in self._references:
-            self._references[key] = self._module_reference(module, alias, scope)
-        return self._references[key]
-
-    def _module_reference(self, module: str, alias: str, scope) -> Tuple[str, Tuple[ImportRef, ...]]:
-        resolver = self.resolver
-        visible = sorted((n for n in resolver.visible_resolving_to(scope, module) if resolver.is_import(n, scope)),
-                         key=lambda n: (n != alias, len(n), n))
-        if visible:
-            return visible[0], ()
-        if not resolver.is_visible(alias, scope) and not resolver.bound_in_any_scope(alias):
-            return alias, (ImportRef(module, None, alias),)
-        return module, (ImportRef(module),)
-
-    def root_import(self, root: ast.AST) -> Tuple[ImportRef, ...]:
-        """The import that bound the root of a rewritten chain, to drop if it is now unused."""
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name):
-            return ()
-        refs = []
-        for b in self.bindings(root):
-            stmt = b.node
-            if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
-                for a in stmt.names:
-                    if (a.asname or a.name) == root.id:
-                        refs.append(ImportRef(stmt.module, a.name, a.asname))
-                        moved = BY_OLD.get(f"{stmt.module}.{a.name}")
-                        if moved is not None:  # JM201 may rewrite the import in the same run
-                            new_module, _, new_name = moved.new.rpartition(".")
-                            refs.append(ImportRef(new_module, new_name, a.asname or (a.name if a.name != new_name else None)))
-            elif isinstance(stmt, ast.Import):
-                for a in stmt.names:
-                    if a.asname == root.id:
-                        refs.append(ImportRef(a.name, None, a.asname))
-        return tuple(refs)
-
     # edits -------------------------------------------------------------------------------
     def replace(self, node: ast.AST, text: str) -> Edit:
         start, end = self.span(node)
@@ -423,43 +339,3 @@ def _grouped(nodes: List[N], field: str) -> Dict[str, List[N]]:
     for node in nodes:
         out.setdefault(getattr(node, field), []).append(node)
     return out
-
-
-# Submodules that ``import jax`` makes reachable as attributes, so ``jax.sharding.Mesh`` works
-# after a plain ``import jax`` (checked against jax 0.4.x and 0.10.x).
-_JAX_ATTRIBUTE_MODULES = ("jax.sharding.", "jax.lax.", "jax.tree_util.", "jax.tree.")
-
-
-def _same_after_moves(name: str, bound: Optional[str], qualname: str, target) -> bool:
-    """Whether ``name``, bound to ``bound``, names ``qualname`` once JM201 has moved its import.
-
-    Not when the move renames it: ``from jax.experimental.maps import mesh`` becomes
-    ``from jax.sharding import Mesh``, so the name ``mesh`` goes away."""
-    if bound == qualname:
-        return True
-    from jaxmigrate.catalog.moves import BY_OLD, applies
-
-    move = BY_OLD.get(bound or "")
-    if move is None or move.new != qualname or not applies(move, target):
-        return False
-    old_last, new_last = move.old.rpartition(".")[2], move.new.rpartition(".")[2]
-    return name != old_last or old_last == new_last
-
-
-_BOUND_AS: Dict[str, Tuple[str, ...]] = {}
-
-
-def _bound_as(qualname: str) -> Tuple[str, ...]:
-    """What a name must resolve to for ``_same_after_moves`` to take it for ``qualname``: that,
-    or the old name of a move to it."""
-    if not _BOUND_AS:
-        from jaxmigrate.catalog.moves import BY_OLD
-
-        for move in BY_OLD.values():
-            _BOUND_AS.setdefault(move.new, (move.new,))
-            _BOUND_AS[move.new] += (move.old,)
-    return _BOUND_AS.get(qualname) or (qualname,)
-
-
-def _reachable_from_jax(qualname: str) -> bool:
-    return qualname.count(".") == 1 or qualname.startswith(_JAX_ATTRIBUTE_MODULES)

@@ -72,7 +72,7 @@ BY_OLD: Dict[str, Move] = {m.old: m for m in MOVES}
 
 # `import X` of a removed submodule whose names live on in its parent: `import jax.config`
 # (deprecated 0.4.25, gone in 0.4.29) becomes `import jax`.
-MODULE_IMPORTS: Dict[str, str] = {"jax.config": "jax"}  # only `jax` roots: see drop_import_alias
+MODULE_IMPORTS: Dict[str, str] = {"jax.config": "jax"}  # only `jax` roots: see Importer.drop_alias
 
 # Modules that no longer exist at all: an import of one that nothing uses any more is dropped.
 REMOVED_MODULES = ("jax.experimental.maps",)

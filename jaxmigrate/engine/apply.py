@@ -12,8 +12,8 @@ import re
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import drops_before_edits, fix_imports
 from jaxmigrate.core.findings import Edit, Fix, StatementEdit
-from jaxmigrate.engine.imports import drops_before_edits, fix_imports
 from jaxmigrate.engine.validate import check_compiles
 
 

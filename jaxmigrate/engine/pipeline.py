@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import List, Optional, Sequence, Set, Tuple, Type
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.import_layout import join_written_imports
 from jaxmigrate.core.findings import Finding
 from jaxmigrate.engine.apply import FixError, apply_round
-from jaxmigrate.engine.import_layout import join_written_imports
 from jaxmigrate.engine.source import decode
 from jaxmigrate.engine.suppression import skips_file, unsuppressed
 from jaxmigrate.engine.writer import NotWritten, refusal, write_fixed

@@ -9,6 +9,7 @@ import ast
 from typing import Dict, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.catalog.moves import BY_OLD
 from jaxmigrate.core.findings import ImportRef
 
@@ -64,14 +65,14 @@ def spec_text(ctx: FileContext, node: ast.expr, at: ast.AST) -> Tuple[str, Tuple
     one, ``P('x', None)`` for a literal list/tuple, else ``P(*mesh_axes)``."""
     if is_partition_spec(ctx, node):
         return ctx.text(node), ()
-    p, imports = ctx.reference(PARTITION_SPEC, at=at)
+    p, imports = importer(ctx).reference(PARTITION_SPEC, at=at)
     if isinstance(node, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in node.elts):
         return f"{p}({', '.join(ctx.text(e) for e in node.elts)})", imports
     return f"{p}(*{ctx.text(node)})", imports
 
 
 def named_sharding_text(ctx: FileContext, mesh: ast.expr, axes: ast.expr, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
-    named, imports = ctx.reference(NAMED_SHARDING, at=at)
+    named, imports = importer(ctx).reference(NAMED_SHARDING, at=at)
     spec, more = spec_text(ctx, axes, at)
     return f"{named}({ctx.text(mesh)}, {spec})", imports + more
 
@@ -108,7 +109,7 @@ def spec_source(ctx: FileContext, spec: ast.expr, at: ast.AST) -> Tuple[str, Tup
     nones = [n for n in ast.walk(spec) if isinstance(n, ast.Constant) and n.value is None and not _inside_call(ctx, n, spec)]
     if not nones:
         return ctx.text(spec), ()
-    p, imports = ctx.reference(PARTITION_SPEC, at=at)
+    p, imports = importer(ctx).reference(PARTITION_SPEC, at=at)
     text, base = ctx.text(spec), ctx.span(spec)[0]
     for node in sorted(nones, key=lambda n: ctx.span(n)[0], reverse=True):
         start, end = ctx.span(node)

@@ -12,7 +12,9 @@ import ast
 from typing import List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.statements import newline, render_import_from, render_without_names, replace_statement, statement_prefix
+from jaxmigrate.analysis.import_text import render_import_from, render_without_names
+from jaxmigrate.analysis.imports import importer
+from jaxmigrate.analysis.statements import newline, replace_statement, statement_prefix
 from jaxmigrate.core.findings import Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.api_references import Reference
 
@@ -29,8 +31,8 @@ def rename_fix(ctx: FileContext, ref: Reference, new: str, safety: FixSafety) ->
     new_module, _, new_name = new.rpartition(".")
     if isinstance(node, ast.Attribute) and old_module == new_module:
         return Fix(safety, edits=(ctx.replace(node, f"{ctx.text(node.value)}.{new_name}"),))
-    text, imports = ctx.reference(new, at=node)
-    return Fix(safety, edits=(ctx.replace(node, text),), add_imports=imports, drop_unused_imports=ctx.root_import(node))
+    text, imports = importer(ctx).reference(new, at=node)
+    return Fix(safety, edits=(ctx.replace(node, text),), add_imports=imports, drop_unused_imports=importer(ctx).root_import(node))
 
 
 def _import_fix(ctx: FileContext, ref: Reference, new: str, safety: FixSafety) -> Optional[Fix]:
@@ -77,7 +79,7 @@ def call_fix(ctx: FileContext, ref: Reference, transform: str) -> Optional[Fix]:
         if isinstance(call.func, ast.Attribute):  # `random.shuffle` -> `random.permutation`
             text, imports = f"{ctx.text(call.func.value)}.permutation", ()
         else:
-            text, imports = ctx.reference("jax.random.permutation", at=call.func)
+            text, imports = importer(ctx).reference("jax.random.permutation", at=call.func)
         args = [ctx.text(a) for a in call.args] + [f"{k.arg}={ctx.text(k.value)}" for k in call.keywords]
         return Fix("unsafe", edits=(ctx.replace(call, f"{text}({', '.join(args)}, independent=True)"),), add_imports=imports)
     if transform.startswith("jax.enable_x64/with"):  # a `with` item: the option's context manager
@@ -87,10 +89,10 @@ def call_fix(ctx: FileContext, ref: Reference, transform: str) -> Optional[Fix]:
             return None
         if call.keywords or len(call.args) > 1:
             return None
-        text, imports = ctx.reference("jax.enable_x64", at=call.func)
+        text, imports = importer(ctx).reference("jax.enable_x64", at=call.func)
         arg = "False" if transform.endswith("False") else ", ".join(ctx.text(a) for a in call.args)
         return Fix("safe", edits=(ctx.replace(call, f"{text}({arg})"),), add_imports=imports,
-                   drop_unused_imports=ctx.root_import(call.func))
+                   drop_unused_imports=importer(ctx).root_import(call.func))
     return None
 
 

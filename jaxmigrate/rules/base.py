@@ -13,7 +13,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Tuple
 
-from jaxmigrate.analysis.statements import drop_import_alias
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.catalog.api_history import parse_version
 from jaxmigrate.core.findings import SUGGESTED_ELSEWHERE, Finding, Fix, FixSafety
 from jaxmigrate.patterns.api_references import Reference
@@ -105,7 +105,7 @@ class Rule:
         """A finding whose safe fix drops ``alias`` from ``import`` statement ``node`` (an unused
         import of a removed module), keeping ``import jax`` if ``jax`` is still used."""
         return self.finding(ctx, alias, message or f"`{alias.name}` no longer exists and nothing here uses it any more",
-                            Fix("safe", edits=(drop_import_alias(ctx, node, alias),)))
+                            Fix("safe", edits=(importer(ctx).drop_alias(node, alias),)))
 
     def finding(
         self,

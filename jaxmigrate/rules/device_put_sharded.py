@@ -6,6 +6,7 @@ import ast
 from typing import Iterator, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.core.findings import Finding, Fix, ImportRef
 from jaxmigrate.patterns.gda import NAMED_SHARDING, PARTITION_SPEC, bind_arguments
 from jaxmigrate.rules.base import Example, Rule, snippet
@@ -102,10 +103,10 @@ class DevicePutSharded(Rule):
                 yield self.finding(ctx, call, message, self._fix(ctx, call, callee, args))
 
     def _fix(self, ctx: FileContext, call: ast.Call, callee: str, args) -> Fix:
-        np_, imports = ctx.module_reference("numpy", "np", at=call)
-        jnp, more0 = ctx.module_reference("jax.numpy", "jnp", at=call)
-        put, more = ctx.reference("jax.device_put", at=call, dotted=True)
-        tree_map, more2 = ctx.reference("jax.tree.map", at=call, dotted=True)
+        np_, imports = importer(ctx).module_reference("numpy", "np", at=call)
+        jnp, more0 = importer(ctx).module_reference("jax.numpy", "jnp", at=call)
+        put, more = importer(ctx).reference("jax.device_put", at=call, dotted=True)
+        tree_map, more2 = importer(ctx).reference("jax.tree.map", at=call, dotted=True)
         sharding, more3 = _sharding(ctx, call, np_, ctx.text(args["devices"]))
         devices = ctx.text(args["devices"])
         if callee == SHARDED:
@@ -114,13 +115,13 @@ class DevicePutSharded(Rule):
             stacked = f"{tree_map}(lambda v: {jnp}.stack([v] * len({devices})), {ctx.text(args['x'])})"
         edit = ctx.replace(call, f"{put}({stacked}, {sharding})")
         return Fix("unsafe", edits=(edit,), add_imports=imports + more0 + more + more2 + more3,
-                   drop_unused_imports=ctx.root_import(call.func))
+                   drop_unused_imports=importer(ctx).root_import(call.func))
 
 
 def _sharding(ctx: FileContext, at: ast.AST, np_: str, devices: str) -> Tuple[str, Tuple[ImportRef, ...]]:
-    named, a = ctx.reference(NAMED_SHARDING, at=at)
-    mesh, b = ctx.reference(MESH, at=at)
-    spec, c = ctx.reference(PARTITION_SPEC, at=at)
+    named, a = importer(ctx).reference(NAMED_SHARDING, at=at)
+    mesh, b = importer(ctx).reference(MESH, at=at)
+    spec, c = importer(ctx).reference(PARTITION_SPEC, at=at)
     return f'{named}({mesh}({np_}.array({devices}), ("x",)), {spec}("x"))', a + b + c
 
 

@@ -6,6 +6,7 @@ import ast
 from typing import Iterator, List, Optional
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.rules.base import Example, Rule, snippet
 
@@ -87,7 +88,7 @@ class ExperimentalShardMap(Rule):
         ):
             return self.finding(ctx, call, message, suggestion="jax.shard_map(f, mesh=..., in_specs=..., out_specs=..., "
                                                               "check_vma=..., axis_names=frozenset(mesh.axis_names) - auto)")
-        ref, imports = ctx.reference(MODERN, at=call)
+        ref, imports = importer(ctx).reference(MODERN, at=call)
         edits: List[Edit] = [ctx.replace(callee, ref)]
         given = {name: arg for name, arg in zip(POSITIONAL, options)}
         given.update({k.arg: k.value for k in call.keywords})  # type: ignore[misc]  # no k.arg is None: checked above
@@ -101,7 +102,7 @@ class ExperimentalShardMap(Rule):
         for kw in call.keywords:
             if kw.arg in ("check_rep", "auto"):
                 edits.append(ctx.replace(kw, self._option(ctx, kw.arg, kw.value, mesh)))
-        fix = Fix("unsafe", edits=tuple(edits), add_imports=imports, drop_unused_imports=ctx.root_import(callee))
+        fix = Fix("unsafe", edits=tuple(edits), add_imports=imports, drop_unused_imports=importer(ctx).root_import(callee))
         return self.finding(ctx, call, message, fix)
 
     @staticmethod

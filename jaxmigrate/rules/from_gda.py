@@ -6,6 +6,7 @@ import ast
 from typing import Iterator, List, Sequence, Set
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import drop_argument, insert_before
 from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
 from jaxmigrate.patterns.gda import FROM_GDA, MULTIHOST_UTILS, is_multi_process, outputs_are_global
@@ -125,7 +126,7 @@ class FromGda(Rule):
 
     # ----------------------------------------------------------------------------------------
     def _drop(self, ctx: FileContext, pj: PjitCall) -> Finding:
-        drops = tuple(r for leaf in spec_leaves(pj.value) or [] for r in ctx.root_import(leaf))
+        drops = tuple(r for leaf in spec_leaves(pj.value) or [] for r in importer(ctx).root_import(leaf))
         if isinstance(pj.spec, ast.keyword):
             edit = drop_argument(ctx, pj.call, pj.spec)
         else:  # pjit(f, FROM_GDA[, out]): the output spec becomes a keyword
@@ -171,7 +172,7 @@ class FromGda(Rule):
                 return self.finding(ctx, pj.value, f"{message}: {planned}", suggestion=generic)
             edits.extend(planned[0])
             imports.extend(planned[1])
-        drops = tuple(r for i, leaf in enumerate(leaves) if flags[i] for r in ctx.root_import(leaf))
+        drops = tuple(r for i, leaf in enumerate(leaves) if flags[i] for r in importer(ctx).root_import(leaf))
         fix = Fix("unsafe", edits=tuple(edits), add_imports=tuple(imports), drop_unused_imports=drops)
         return self.finding(ctx, pj.value, message, fix)
 
@@ -186,7 +187,7 @@ class FromGda(Rule):
         mesh = mesh_for(ctx, site)
         if mesh is None:
             return f"no single mesh found for the call at line {site.lineno} (an enclosing `with mesh:` or one Mesh variable)"
-        mhu, imports = ctx.reference(MULTIHOST_UTILS, at=site)
+        mhu, imports = importer(ctx).reference(MULTIHOST_UTILS, at=site)
         names = _fresh_names(ctx, len(host))
         args = [ctx.text(site.args[i]) for i in host]
         if len(host) == 1:

@@ -9,8 +9,9 @@ from functools import partial
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.names import canonical
-from jaxmigrate.analysis.statements import delete_statement, render_without_names, trailing_text
+from jaxmigrate.analysis.statements import trailing_text
 from jaxmigrate.analysis.values import InstanceFacts, rejects_when_true, type_comparison, type_position
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.gda import (
@@ -339,11 +340,11 @@ class _Checker:
         if member == "GlobalDeviceArray":
             self._class_reference(node, parent, call)
         elif member in MEMBER_MOVES:
-            text, imports = ctx.reference(MEMBER_MOVES[member], at=node)
+            text, imports = importer(ctx).reference(MEMBER_MOVES[member], at=node)
             self._rewrite(node, f"`{member}` was removed with `{GDA_MODULE}` in JAX 0.4.7: it was "
                           f"`{MEMBER_MOVES[member]}`", text, "safe", imports)
         elif member == "Shard" and call is None and ctx.target_at_least(SHARD_SINCE):
-            text, imports = ctx.reference(SHARD, at=node)
+            text, imports = importer(ctx).reference(SHARD, at=node)
             self._rewrite(node, f"`Shard` was removed with `{GDA_MODULE}` in JAX 0.4.7: jax.Array's shards "
                           f"are `{SHARD}`", text, "safe", imports)
         elif member == "Shard":
@@ -375,7 +376,7 @@ class _Checker:
             target = "jax.make_array_from_callback" if parent.attr in CLASS_METHODS else "jax.Array"
             self._report(parent, f"`GlobalDeviceArray.{parent.attr}` was removed in JAX 0.4.7", f"use `{target}`")
             return
-        array, imports = ctx.reference(ARRAY, at=node)
+        array, imports = importer(ctx).reference(ARRAY, at=node)
         subject = type_comparison(ctx, node)
         if subject is not None:
             self._report(node, "`GlobalDeviceArray` was removed in JAX 0.4.7; the type of an array is never "
@@ -419,7 +420,7 @@ class _Checker:
             if any(isinstance(s, (ast.Import, ast.ImportFrom)) and (len(s.names) > 1 or trailing_text(self.ctx, s))
                    for s in stmts):
                 return ()
-        return self.ctx.root_import(node)
+        return importer(self.ctx).root_import(node)
 
     def _report(self, node: ast.AST, message: str, suggestion: Optional[str]) -> None:
         self.findings.append(self.rule.finding(self.ctx, node, message, suggestion=suggestion))
@@ -556,10 +557,8 @@ class _Checker:
 
     def _drop_aliases(self, stmt: ast.ImportFrom, unused: List[ast.alias]) -> Finding:
         ctx = self.ctx
-        if len(unused) == len(stmt.names):
-            edit = delete_statement(ctx, stmt)
-        else:
-            edit = ctx.replace(stmt, render_without_names(ctx.text(stmt), {(a.name, a.asname) for a in unused}))
+        edit = importer(ctx).drop(stmt, unused)
+        assert edit is not None  # ``unused`` is never empty
         names = ", ".join(f"`{a.name}`" for a in unused)
         return self.rule.finding(ctx, unused[0], f"{names} from `{stmt.module}`: the module was removed in JAX 0.4.7 "
                                  "and nothing here uses it any more", Fix("safe", edits=(edit,)))

@@ -6,6 +6,7 @@ import ast
 from typing import Iterator, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.patterns.gda import (
     CONSTRUCTORS,
@@ -113,7 +114,7 @@ class GdaConstruction(Rule):
         if args is None:
             return self.finding(ctx, call, f"`GlobalDeviceArray` was removed in JAX 0.4.7: use `{target}`",
                                 suggestion=f"{target}(global_shape, NamedSharding(global_mesh, P(*mesh_axes)), ...)")
-        callee, imports = ctx.reference(target, at=call)
+        callee, imports = importer(ctx).reference(target, at=call)
         sharding, more = named_sharding_text(ctx, args["global_mesh"], args["mesh_axes"], at=call)
         last = args["data_callback" if method == "from_callback" else "device_buffers"]
         if not call.keywords:
@@ -124,6 +125,6 @@ class GdaConstruction(Rule):
         else:
             text = f"{callee}({ctx.text(args['global_shape'])}, {sharding}, {ctx.text(last)})"
             edits = (ctx.replace(call, text),)
-        fix = Fix("safe", edits=edits, add_imports=imports + more, drop_unused_imports=ctx.root_import(call.func))
+        fix = Fix("safe", edits=edits, add_imports=imports + more, drop_unused_imports=importer(ctx).root_import(call.func))
         return self.finding(ctx, call, f"`GlobalDeviceArray{'.' + method if method != 'GlobalDeviceArray' else ''}` "
                             f"was removed in JAX 0.4.7: use `{target}` with a NamedSharding", fix)

@@ -6,6 +6,7 @@ import ast
 from typing import Iterator, List, Optional, Sequence
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import insert_before, statement_prefix
 from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.patterns.gda import (
@@ -145,7 +146,7 @@ class HostLocalInputs(Rule):
             return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site, outputs_global))
         mesh = mesh_for(ctx, site)
         stmt = statement_of(ctx, site)
-        mhu, imports = ctx.reference(MULTIHOST_UTILS, at=site)
+        mhu, imports = importer(ctx).reference(MULTIHOST_UTILS, at=site)
         names = _global_names(ctx, site.args)
         args = [ctx.text(a) for a in site.args]
         if len(args) == 1 and _is_tuple(pj.value):  # one argument, one spec

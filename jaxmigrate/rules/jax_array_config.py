@@ -7,6 +7,7 @@ from typing import Iterator, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.folding import fold_true
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import delete_statement
 from jaxmigrate.core.findings import Finding, Fix
 from jaxmigrate.patterns.gda import is_multi_process
@@ -146,7 +147,7 @@ class JaxArrayConfig(Rule):
         parent = ctx.parent(call)
         removable = isinstance(parent, ast.Expr)
         stmt = cast(ast.stmt, parent)  # deleted only when removable: an ast.Expr
-        drops = ctx.root_import(call.func)
+        drops = importer(ctx).root_import(call.func)
         if value is True and removable and option == OUTPUT_GDA and is_multi_process(ctx):
             yield self.finding(ctx, call, f"the `{option}` option was removed in JAX 0.4.14: delete this line together "
                                "with the host-local conversions of JM504 (which read it to keep pjit outputs global)",
@@ -173,7 +174,7 @@ class JaxArrayConfig(Rule):
                 return self.finding(ctx, node, "`jax_array` is always true since JAX 0.4.7 and the flag was removed in "
                                     "0.4.14: keep the jax.Array branch",
                                     Fix("safe", edits=edits, statement_edits=statement_edits,
-                                        drop_unused_imports=ctx.root_import(node)))
+                                        drop_unused_imports=importer(ctx).root_import(node)))
             return self.finding(ctx, node, "`jax_array` is always true since JAX 0.4.7 and the flag was removed in "
                                 "0.4.14: replace this read by `True` and simplify", suggestion="True")
         return self.finding(ctx, node, f"the `{node.attr}` option was removed in JAX 0.4.14: pjit outputs are global "

@@ -7,6 +7,7 @@ from typing import Iterator, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.folding import fold_true
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import delete_statement
 from jaxmigrate.core.findings import Finding, Fix
 from jaxmigrate.rules.base import Example, Rule, snippet
@@ -139,12 +140,13 @@ class LiveBuffers(Rule):
             used = any(isinstance(n.ctx, ast.Load) and ctx.resolver.lookup(name, ctx.resolver.scope_of(n)) is owner
                        for n in ctx.names_bound_by(name, owner))
             if not used and owner.kind == "function":
-                fix = Fix("safe", edits=(delete_statement(ctx, stmt),), drop_unused_imports=ctx.root_import(stmt.value.func))
+                drops = importer(ctx).root_import(stmt.value.func)
+                fix = Fix("safe", edits=(delete_statement(ctx, stmt),), drop_unused_imports=drops)
                 yield self.finding(ctx, stmt, f"`{name}` is no longer used and `xla_bridge.get_backend()` is gone from "
                                    "current JAX: delete the line", fix)
 
     def _call(self, ctx: FileContext, call: ast.Call, receiver: ast.expr) -> Finding:
-        live, imports = ctx.reference("jax.live_arrays", at=call)
+        live, imports = importer(ctx).reference("jax.live_arrays", at=call)
         kind = _receiver_kind(ctx, receiver)
         if kind == "backend":
             platform = _platform(ctx, receiver, call)
@@ -152,8 +154,9 @@ class LiveBuffers(Rule):
                 return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: use `jax.live_arrays()` with the "
                                     "platform given to `get_backend()`, which cannot be carried over here",
                                     suggestion="jax.live_arrays(platform)")
+            bound = receiver.func if isinstance(receiver, ast.Call) else receiver
             fix = Fix("safe", edits=(ctx.replace(call, f"{live}({platform})"),), add_imports=imports,
-                      drop_unused_imports=ctx.root_import(receiver.func if isinstance(receiver, ast.Call) else receiver))
+                      drop_unused_imports=importer(ctx).root_import(bound))
             return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: use `jax.live_arrays()`", fix)
         device = ctx.text(receiver)
         shards = f"[s.data for a in {live}() for s in a.addressable_shards if s.device == {device}]"

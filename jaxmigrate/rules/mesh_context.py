@@ -6,6 +6,7 @@ import ast
 from typing import Iterator
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import insert_before
 from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.patterns.jit_plan import mesh_withs, module_blocker, uses_jax
@@ -189,7 +190,7 @@ class MeshContext(Rule):
 
     @staticmethod
     def _fix(ctx: FileContext, node: ast.stmt, item: ast.withitem) -> Fix:
-        set_mesh, imports = ctx.reference(SET_MESH_NAME, at=node, dotted=True)
+        set_mesh, imports = importer(ctx).reference(SET_MESH_NAME, at=node, dotted=True)
         expr, bound = item.context_expr, item.optional_vars
         if bound is None:
             return Fix("unsafe", edits=(ctx.replace(expr, f"{set_mesh}({ctx.text(expr)})"),), add_imports=imports)

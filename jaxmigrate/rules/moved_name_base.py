@@ -8,13 +8,12 @@ import re
 from typing import ClassVar, Dict, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.import_text import alias_comments, render_import_from, render_without_names
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.names import canonical
 from jaxmigrate.analysis.statements import (
-    alias_comments,
     delete_statement,
     newline,
-    render_import_from,
-    render_without_names,
     replace_statement,
     statement_prefix,
     trailing_text,
@@ -251,8 +250,8 @@ class MovedNameRule(Rule):
         if move.module and (move.new + ".").startswith(root_qual + "."):
             text = ctx.text(root) + move.new[len(root_qual):]
         else:
-            text, imports = ctx.reference(best_for_uses(move, ctx.target), at=node)
-        drops = ctx.root_import(root)
+            text, imports = importer(ctx).reference(best_for_uses(move, ctx.target), at=node)
+        drops = importer(ctx).root_import(root)
         fix = Fix("safe", edits=(ctx.replace(node, text),), add_imports=imports, drop_unused_imports=drops)
         return self.finding(ctx, node, f"`{qual}` moved to `{best_for_uses(move, ctx.target)}`", fix)
 

@@ -6,6 +6,7 @@ import ast
 from typing import Iterator, List, Tuple
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.gda import spec_source
 from jaxmigrate.patterns.jit_plan import (
@@ -130,7 +131,7 @@ class PjitToJit(Rule):
                 yield self.finding(ctx, use.node, message, self._fix(ctx, use))
 
     def _fix(self, ctx: FileContext, use: PjitUse) -> Fix:
-        ref, imports = ctx.reference(JIT, at=use.node, dotted=True)
+        ref, imports = importer(ctx).reference(JIT, at=use.node, dotted=True)
         edits: List[Edit] = [ctx.replace(use.callee, ref)]
         specs = False
         for name, arg in zip(POSITIONAL, use.options):
@@ -152,7 +153,7 @@ class PjitToJit(Rule):
                         edits.append(ctx.replace(value, text))
                         imports += more
         safety: FixSafety = "unsafe" if specs else "safe"
-        return Fix(safety, edits=tuple(edits), add_imports=imports, drop_unused_imports=ctx.root_import(use.callee))
+        return Fix(safety, edits=tuple(edits), add_imports=imports, drop_unused_imports=importer(ctx).root_import(use.callee))
 
     @staticmethod
     def _value(ctx: FileContext, name: str, value: ast.expr, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:

@@ -3,31 +3,29 @@
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import delete_statement
-from jaxmigrate.analysis.values import binding_scope, why_rebound
+from jaxmigrate.analysis.values import binding_scope
 from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
 from jaxmigrate.patterns.gda import NAMED_SHARDING, PARTITION_SPEC
 from jaxmigrate.patterns.positional_layouts import (
+    CREATE_DEVICE_MESH,
+    LEGACY,
+    NDARRAY,
+    ONE_DIM,
+    OPS,
     Failure,
     Layout,
-    Parsed,
+    LayoutParser,
     anchor_name,
     axis_names,
-    constant_or,
-    copy_layout,
-    int_literals,
-    literal_length,
-    shape_length,
 )
 from jaxmigrate.rules.base import Example, Rule, snippet
 
-LEGACY = ("jax.sharding.PositionalSharding", "jax.experimental.sharding.PositionalSharding",
-          "jax._src.sharding_impls.PositionalSharding")
 MESH = "jax.sharding.Mesh"
-OPS = ("reshape", "replicate", "transpose")
 # JAX functions that take a sharding (in any argument, also inside a tuple, list or dict literal)
 SINKS = frozenset((
     "jax.device_put", "jax.jit", "jax.experimental.pjit.pjit", "jax.lax.with_sharding_constraint",
@@ -35,9 +33,6 @@ SINKS = frozenset((
     "jax.make_array_from_single_device_arrays", "jax.make_array_from_process_local_data", "jax.ShapeDtypeStruct",
 ))
 PARTIAL = "functools.partial"
-ONE_DIM = ("jax.devices", "jax.local_devices")
-NDARRAY = ("numpy.array", "numpy.asarray")
-CREATE_DEVICE_MESH = "jax.experimental.mesh_utils.create_device_mesh"
 MESSAGE = "`PositionalSharding` is deprecated since JAX 0.6.0 and removed in 0.7.0: use `NamedSharding`"
 GENERIC = 'NamedSharding(Mesh(np.array(devices).reshape(a, b), ("x", "y")), P("x", None))'
 PURE = frozenset((*ONE_DIM, *NDARRAY, CREATE_DEVICE_MESH, "len", "tuple", "list", "range"))  # safe to run again
@@ -180,138 +175,13 @@ class _Plan:
 
     def __init__(self, rule: Rule, ctx: FileContext) -> None:
         self.rule, self.ctx = rule, ctx
-        self._parsed: Dict[int, Parsed] = {}
+        self.parser = LayoutParser(ctx)
+        self.parse = self.parser.parse
         self._status: Dict[int, str] = {}  # id(occurrence) -> "rewrite" | "delete" | "keep"
-        self._rebound_of: Dict[int, Optional[str]] = {}  # id(statement) -> ``_rebound``'s answer
         self._loads_of: Dict[int, List[ast.Name]] = {}  # id(statement) -> ``_loads``'s answer
         self.occurrences = [e for e in ctx.nodes(ast.Call) + ctx.nodes(ast.Name) + ctx.nodes(ast.Attribute)
                             if self._is_maximal(e) and self.parse(e) is not None]
         self.occurrences.sort(key=lambda e: ctx.span(e))
-
-    # parsing ---------------------------------------------------------------------------------
-    def parse(self, expr: ast.expr, depth: int = 0) -> Parsed:
-        """The layout a positional-sharding chain computes, why it cannot be known, or None if
-        ``expr`` is no such chain."""
-        key = id(expr)
-        if key not in self._parsed:
-            self._parsed[key] = None  # a cycle is no chain
-            self._parsed[key] = self._parse(expr, depth)
-        return self._parsed[key]
-
-    def _parse(self, expr: ast.expr, depth: int) -> Parsed:
-        ctx = self.ctx
-        if isinstance(expr, ast.Attribute) and expr.attr == "T":
-            inner = self.parse(expr.value, depth)
-            return self._transpose(inner, [], expr) if inner is not None else None
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in OPS:
-            inner = self.parse(expr.func.value, depth)
-            if inner is None or isinstance(inner, Failure):
-                return inner
-            return self._apply(inner, expr)
-        if isinstance(expr, ast.Call) and ctx.qualname(expr.func) in LEGACY:
-            return self._base(expr)
-        if isinstance(expr, ast.Name) and isinstance(expr.ctx, ast.Load) and depth < 8:
-            stmt = ctx.single_assignment(expr)
-            if (stmt is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name)
-                    or self._rebound(stmt) is not None):
-                return None
-            inner = self.parse(stmt.value, depth + 1)
-            if not isinstance(inner, Layout):
-                return inner
-            return copy_layout(inner, inherited=[*inner.inherited, inner.devices, *[a for r in inner.reshapes for a in r]],
-                         assignments=[stmt, *inner.assignments])
-        return None
-
-    def _base(self, call: ast.Call) -> Union[Layout, Failure]:
-        if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
-            return Failure("`PositionalSharding` takes the device grid alone here: write the `NamedSharding` by hand", call)
-        devices = call.args[0]
-        rank, ndarray = self._grid_rank(devices, 0)
-        return Layout(devices, ndarray, rank=rank or 0, dims=list(range(rank or 0)), base=call.func)
-
-    def _grid_rank(self, node: ast.expr, depth: int) -> Tuple[Optional[int], bool]:
-        """The rank of a device grid expression where it is visible, and whether it is an ndarray."""
-        ctx = self.ctx
-        if isinstance(node, (ast.List, ast.Tuple)):  # of devices (rank 0) or of rows of equal rank
-            inner = {self._grid_rank(e, depth)[0] for e in node.elts}
-            # (the rank is an int: None is not in inner)
-            return (1 + inner.pop(), False) if len(inner) == 1 and None not in inner else (None, False)  # type: ignore[operator]
-        if isinstance(node, ast.Subscript):  # devices[0] is a device, devices[:4] a row
-            rank = self._grid_rank(node.value, depth)[0]
-            if rank is None or isinstance(node.slice, ast.Tuple):
-                return None, False
-            return (rank if isinstance(node.slice, ast.Slice) else rank - 1 if rank else None), False
-        if isinstance(node, ast.Call):
-            callee = ctx.qualname(node.func)
-            if callee in ONE_DIM:
-                return 1, False
-            if callee in NDARRAY and len(node.args) == 1:
-                return self._grid_rank(node.args[0], depth)[0], True
-            if callee == CREATE_DEVICE_MESH:
-                shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mesh_shape"), None)
-                count = literal_length(shape)
-                return count, True
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "reshape":
-                return shape_length(node), self._grid_rank(node.func.value, depth)[1]
-        if isinstance(node, ast.Name) and depth < 8:
-            stmt = ctx.single_assignment(node)
-            if stmt is not None and len(stmt.targets) == 1:
-                return self._grid_rank(stmt.value, depth + 1)
-        return None, False
-
-    def _apply(self, layout: Layout, call: ast.Call) -> Parsed:
-        op = call.func.attr  # type: ignore[attr-defined]  # a method call: x.op(...)
-        if op == "transpose":
-            return self._transpose(layout, call.args, call)
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            return Failure(f"`.{op}(...)` with unpacked arguments", call)
-        if op == "reshape":
-            count = shape_length(call)
-            if count is None or call.keywords:
-                return Failure("`.reshape(...)` whose number of dims is not visible (a shape held in a variable?)", call)
-            if layout.dims != list(range(layout.rank)):
-                return Failure("`.reshape(...)` after `.replicate(...)` or a transpose has no `NamedSharding` "
-                               "spelling here: build the mesh by hand", call)
-            return copy_layout(layout, reshapes=[*layout.reshapes, list(call.args)], rank=count, dims=list(range(count)))
-        if not layout.rank:
-            return Failure("the rank of the device grid is not visible: reshape it, or write the `NamedSharding` by hand", call)
-        args = dict(zip(("axis", "keepdims"), call.args))
-        args.update({k.arg: k.value for k in call.keywords})  # type: ignore[misc]  # no k.arg is None: checked above
-        if set(args) - {"axis", "keepdims"}:
-            return Failure("`.replicate(...)` with unknown arguments", call)
-        axis = args.get("axis")
-        keepdims = args.get("keepdims")
-        keep = constant_or(keepdims, True) if keepdims is not None else True
-        if not isinstance(keep, bool):
-            return Failure("`.replicate(keepdims=...)` with a value that is not a literal", call)
-        ndim = len(layout.dims)
-        if axis is None or constant_or(axis, "none") is None:
-            merged = set(range(ndim))
-            if not keep:
-                return Failure("`.replicate(keepdims=False)` over every axis has no positional grid left", call)
-        else:
-            axes = int_literals(axis)
-            if axes is None or any(not -ndim <= a < ndim for a in axes):
-                return Failure("`.replicate(axis)` with an axis that is not an integer literal within the grid", call)
-            merged = {a % ndim for a in axes}
-        dims = [None if i in merged else d for i, d in enumerate(layout.dims) if keep or i not in merged]
-        return copy_layout(layout, dims=dims)
-
-    def _transpose(self, layout: Parsed, args: List[ast.expr], node: ast.AST) -> Parsed:
-        if not isinstance(layout, Layout):
-            return layout
-        ndim = len(layout.dims)
-        if not layout.rank:
-            return Failure("the rank of the device grid is not visible: reshape it, or write the `NamedSharding` by hand", node)
-        if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
-            args = list(args[0].elts)
-        if not args:
-            order: Optional[List[int]] = list(range(ndim))[::-1]
-        else:
-            order = int_literals(ast.Tuple(elts=args, ctx=ast.Load()))
-        if order is None or sorted(a % ndim for a in order) != list(range(ndim)) or any(not -ndim <= a < ndim for a in order):
-            return Failure("`.transpose(...)` with axes that are not integer literals", node)
-        return copy_layout(layout, dims=[layout.dims[a % ndim] for a in order])
 
     # where an occurrence stands ---------------------------------------------------------------
     def _is_maximal(self, expr: ast.expr) -> bool:
@@ -350,15 +220,6 @@ class _Plan:
         if isinstance(parent, ast.Attribute):
             return f"its `.{parent.attr}` is read: a `NamedSharding` has other attributes"
         return "used as a value where a `NamedSharding` may not fit"
-
-    def _rebound(self, stmt: ast.Assign) -> Optional[str]:
-        """Why the name ``stmt`` assigns may hold something else at a use (its uses are then not
-        followed, and ``stmt`` is not rewritten in place), or None if ``stmt`` is its one binding.
-        Once per statement: every use of a module-level ``mesh`` in every function asks it."""
-        key = id(stmt)
-        if key not in self._rebound_of:
-            self._rebound_of[key] = why_rebound(self.ctx, stmt)
-        return self._rebound_of[key]
 
     def _loads(self, stmt: ast.Assign) -> List[ast.Name]:
         found = self._loads_of.get(id(stmt))
@@ -407,7 +268,7 @@ class _Plan:
         if not isinstance(layout, Layout):
             return "keep"
         stmt = self._definition(expr)
-        if stmt is not None and self._rebound(stmt) is not None:
+        if stmt is not None and self.parser.rebound(stmt) is not None:
             return "keep"  # a use may read another binding: none is followed, so none may change
         if stmt is not None and self._loads(stmt):  # its uses may know the rank (a reshape)
             return "delete" if all(self.status(self._occurrence_of(n)) != "keep" for n in self._loads(stmt)) else "keep"
@@ -422,13 +283,13 @@ class _Plan:
     # output -----------------------------------------------------------------------------------
     def sharding_text(self, layout: Layout, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
         ctx, at = self.ctx, anchor_name(at)
-        named, imports = ctx.reference(NAMED_SHARDING, at=at)
-        mesh, more = ctx.reference(MESH, at=at)
-        spec, most = ctx.reference(PARTITION_SPEC, at=at)
+        named, imports = importer(ctx).reference(NAMED_SHARDING, at=at)
+        mesh, more = importer(ctx).reference(MESH, at=at)
+        spec, most = importer(ctx).reference(PARTITION_SPEC, at=at)
         imports += more + most
         devices = ctx.text(layout.devices)
         if not layout.ndarray:
-            np_name, np_import = ctx.module_reference("numpy", "np", at)
+            np_name, np_import = importer(ctx).module_reference("numpy", "np", at)
             devices, imports = f"{np_name}.array({devices})", imports + np_import
         for args in layout.reshapes:
             devices += f".reshape({', '.join(ctx.text(a) for a in args)})"
@@ -448,7 +309,7 @@ class _Plan:
             expr = todo.pop()
             layout = self.parse(expr)
             assert isinstance(layout, Layout)
-            drops += self.ctx.root_import(layout.base) if layout.base is not None else ()
+            drops += importer(self.ctx).root_import(layout.base) if layout.base is not None else ()
             if self.status(expr) == "delete":
                 stmt = self._definition(expr)
                 edits.append(delete_statement(self.ctx, stmt))  # type: ignore[arg-type]  # a "delete" status has a definition
@@ -491,7 +352,7 @@ class _Plan:
                 yield rule.finding(ctx, expr, MESSAGE, fixes[id(root)])
                 continue
             stmt = self._definition(expr)
-            rebound = self._rebound(stmt) if stmt is not None else None
+            rebound = self.parser.rebound(stmt) if stmt is not None else None
             if rebound is not None:
                 suggestion = self.sharding_text(layout, expr)[0] if layout.rank else GENERIC
                 yield rule.finding(ctx, expr, f"{MESSAGE}; {rebound}: its uses are not followed, rewrite them "
