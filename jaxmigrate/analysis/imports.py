@@ -134,7 +134,9 @@ class Importer:
         only one), keeping ``import jax`` if ``jax`` is still used through it."""
         ctx = self.ctx
         others = [a for a in node.names if a is not alias]
-        needs_jax = not alias.asname and _needs_root(ctx, node, alias.name.split(".")[0])
+        root = alias.name.split(".")[0]
+        kept_root = any(a.asname is None and a.name.split(".")[0] == root for a in others)  # `import jax, jax.x`
+        needs_jax = not alias.asname and not kept_root and _needs_root(ctx, node, root)
         if others:
             return ctx.replace(node, "import " + ", ".join(ctx.text(a) for a in others) + (", jax" if needs_jax else ""))
         if needs_jax:

@@ -278,3 +278,16 @@ def type_comparison(ctx: FileContext, node: ast.expr) -> Optional[str]:
         if isinstance(side, ast.Call) and isinstance(side.func, ast.Name) and side.func.id == "type" and side.args:
             return ctx.text(side.args[0])
     return None
+
+
+def defines_attribute(ctx: FileContext, attr: str) -> bool:
+    """Whether the module defines ``attr`` itself (a method, or an attribute it assigns)."""
+    for node in ctx.nodes(ast.ClassDef):
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == attr:
+                return True
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if any(isinstance(t, ast.Name) and t.id == attr for t in targets):
+                    return True
+    return any(isinstance(n.ctx, ast.Store) for n in ctx.attributes(attr))

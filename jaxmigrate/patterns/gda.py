@@ -6,10 +6,11 @@ Semantics of the removed APIs as the jax-v0.4.1 source has them (docs/verify.md,
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
+from jaxmigrate.catalog.gda import EVERY_ARRAY, GDA_NAME
 from jaxmigrate.catalog.moves import BY_OLD
 from jaxmigrate.core.findings import ImportRef
 
@@ -143,3 +144,64 @@ def rewritable_construction(call: ast.Call, kind: str) -> Optional[Dict[str, ast
         return None
     args = bind_arguments(call, CONSTRUCTORS[kind])
     return args if args is not None and len(args) == 4 else None
+
+
+def names_gda(ctx: FileContext, text: str) -> bool:
+    """Whether a string annotation names GlobalDeviceArray."""
+    if "GlobalDeviceArray" not in text:
+        return False
+    try:
+        expr = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return False
+    scope = ctx.resolver.module_scope
+    return any(ctx.resolver.qualname(n, scope) == GDA for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
+
+
+def gda_string_annotations(ctx: FileContext) -> List[ast.Constant]:
+    """The string annotations (``x: "GlobalDeviceArray"``) that name GlobalDeviceArray."""
+    annotations: List[ast.expr] = [n.annotation for n in ctx.nodes(ast.arg) if n.annotation is not None]
+    annotations += [n.annotation for n in ctx.nodes(ast.AnnAssign)]
+    functions: List[ast.FunctionDef | ast.AsyncFunctionDef] = [*ctx.nodes(ast.FunctionDef), *ctx.nodes(ast.AsyncFunctionDef)]
+    annotations += [n.returns for n in functions if n.returns is not None]
+    return [node for ann in annotations for node in ast.walk(ann)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and names_gda(ctx, node.value)]
+
+
+def named_like_gda(receiver: ast.expr) -> bool:
+    """Whether a receiver is named like a GDA (``gda``, ``out_gda``, ``gda1``)."""
+    name = ""
+    if isinstance(receiver, ast.Name):
+        name = receiver.id
+    elif isinstance(receiver, ast.Attribute):
+        name = receiver.attr
+    return bool(GDA_NAME.search(name))
+
+
+def same_answer_with_array(ctx: FileContext, node: ast.expr) -> bool:
+    """Whether the check whose class is ``node`` (see ``type_position``) decides the same with
+    `jax.Array`, for every program that got past it before: every array is a jax.Array now, so
+    that holds only when the check's tuple also names a class every array already was an instance
+    of (`jax.Array`, `jax.numpy.ndarray`), or when the check only guards a failure
+    (`assert isinstance(x, GDA)`, `assertIsInstance(x, GDA)`, `if not isinstance(x, GDA): raise`),
+    which then stops failing for arrays that were not GDAs and changes nothing else."""
+    parent = ctx.parent(node)
+    if isinstance(parent, ast.Tuple):
+        if any(ctx.qualname(e) in EVERY_ARRAY for e in parent.elts if e is not node):
+            return True
+        parent = ctx.parent(parent)
+    call = parent
+    assert isinstance(call, ast.Call)
+    func = call.func
+    if isinstance(func, ast.Attribute):  # assertIsInstance / assertNotIsInstance
+        return func.attr == "assertIsInstance" and isinstance(ctx.parent(call), ast.Expr)
+    if func.id != "isinstance":  # type: ignore[attr-defined]  # an isinstance test calls a Name
+        return False
+    holder = ctx.parent(call)
+    if isinstance(holder, ast.Assert) and holder.test is call:
+        return True
+    if isinstance(holder, ast.UnaryOp) and isinstance(holder.op, ast.Not):
+        stmt = ctx.parent(holder)
+        return (isinstance(stmt, ast.If) and stmt.test is holder and not stmt.orelse
+                and isinstance(stmt.body[-1], ast.Raise))
+    return False

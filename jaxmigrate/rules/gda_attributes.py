@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
@@ -11,8 +10,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.names import canonical
-from jaxmigrate.analysis.statements import trailing_text
-from jaxmigrate.analysis.values import InstanceFacts, rejects_when_true, type_comparison, type_position
+from jaxmigrate.analysis.values import InstanceFacts, defines_attribute, rejects_when_true, type_comparison, type_position
+from jaxmigrate.catalog.gda import ADVICE, ATTRIBUTE_RENAMES, GDA_ONLY, MEMBER_MOVES, PRIVATE_REPORTED
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.gda import (
     CONSTRUCTORS,
@@ -20,8 +19,11 @@ from jaxmigrate.patterns.gda import (
     GDA_MODULE,
     MAKE_FROM_ARRAYS,
     MAKE_FROM_CALLBACK,
-    PARTITION_SPEC,
+    gda_string_annotations,
+    named_like_gda,
+    names_gda,
     rewritable_construction,
+    same_answer_with_array,
 )
 from jaxmigrate.rules.base import Example, Rule, snippet
 
@@ -29,51 +31,9 @@ ARRAY = "jax.Array"
 SHARD = "jax.Shard"
 SHARD_SINCE = "0.4.5"  # first JAX with `jax.Shard` (jax.Array itself is there since 0.4.1)
 
-# GDA attribute → its jax.Array spelling, rewritten where the receiver is known to be a GDA
-ATTRIBUTE_RENAMES: Dict[str, str] = {
-    "local_shards": "addressable_shards",
-    "local_data": "addressable_data",
-    "mesh_axes": "sharding.spec",
-    "mesh": "sharding.mesh",
-    "_global_mesh": "sharding.mesh",
-    "_mesh_axes": "sharding.spec",
-    "_global_shape": "shape",
-}
-# private GDA state with no one-name jax.Array spelling: reported on a known GDA ({x} = receiver)
-PRIVATE_REPORTED: Dict[str, str] = {
-    "_device_buffers": "[s.data for s in {x}.addressable_shards]",
-    "_create_local_shards": "{x}.addressable_shards",
-    "_local_devices": "[s.device for s in {x}.addressable_shards]",
-}
-# names only a GDA had: reported on any receiver (`.mesh`/`.mesh_axes` are common elsewhere)
-GDA_ONLY = ("local_shards", "local_data")
-# how an unknown receiver that is named like a GDA (`gda`, `out_gda`, `gda1`) is still reported
-GDA_NAME = re.compile(r"(?:^|_)gdas?(?:$|_|\d)", re.IGNORECASE)
-
 CLASS_METHODS = ("from_callback", "from_batched_callback", "from_batched_callback_with_devices")
 GDA_VALUES = (*CONSTRUCTORS, MAKE_FROM_CALLBACK, MAKE_FROM_ARRAYS)
 
-# names of the removed module other than GlobalDeviceArray: rewritten, or reported with advice
-MEMBER_MOVES = {"MeshAxes": PARTITION_SPEC, "PartitionSpec": PARTITION_SPEC}
-ADVICE: Dict[str, str] = {
-    "get_shard_indices": "NamedSharding(global_mesh, P(*mesh_axes)).devices_indices_map(global_shape)",
-    "get_shard_shape": "NamedSharding(global_mesh, P(*mesh_axes)).shard_shape(global_shape)",
-    "get_shard_indices_replica_ids": "NamedSharding(global_mesh, P(*mesh_axes)).devices_indices_map(global_shape) "
-                                     "for the indices; replica ids: `s.replica_id` of `arr.global_shards`",
-    "_get_shard_indices_replica_ids_uncached": "NamedSharding(global_mesh, P(*mesh_axes)).devices_indices_map("
-                                               "global_shape) for the indices; replica ids: `s.replica_id` of "
-                                               "`arr.global_shards`",
-    "_get_indices": "tuple(NamedSharding(global_mesh, P(*mesh_axes)).devices_indices_map(global_shape).values())",
-    "_get_sharding_spec": "NamedSharding(global_mesh, P(*mesh_axes))  # ShardingSpec no longer exists",
-    "Shape": "Tuple[int, ...]",
-    "Index": "Tuple[slice, ...]",
-    "Device": "jax.Device",
-    "DeviceArray": "jax.Array",
-    "ArrayLike": "jax.typing.ArrayLike",
-    "Shard": "jax.Shard(device, sharding, global_shape, data)",
-}
-# classes every array is an instance of, before jax.Array (DeviceArray, GDA: jnp.ndarray) and after
-EVERY_ARRAY = ("jax.Array", "jax.numpy.ndarray")
 
 
 @dataclass
@@ -289,7 +249,7 @@ class _Checker:
         self.rewrites: Dict[int, _Rewrite] = {}  # id(reference node) → its rewrite
         self.fixed: Dict[int, bool] = {}  # id(member reference) → a safe fix (here or JM501) removes it
         self.findings: List[Finding] = []
-        self.values = InstanceFacts(ctx, GDA, GDA_VALUES, partial(_names_gda, ctx))  # no cycle through self:
+        self.values = InstanceFacts(ctx, GDA, GDA_VALUES, partial(names_gda, ctx))  # no cycle through self:
         # the runner pauses the cyclic collector, and a cycle would keep every file's tree alive
 
     def run(self) -> Iterator[Finding]:
@@ -304,7 +264,9 @@ class _Checker:
             self.findings.append(self.rule.finding(self.ctx, rw.node, rw.message, fix))
             for dependent, message, _ in rw.dependents:
                 self.findings.append(self.rule.finding(self.ctx, dependent, message, fix))
-        self._string_annotations()
+        for node in gda_string_annotations(self.ctx):
+            self._report(node, "this string annotation names GlobalDeviceArray, removed in JAX 0.4.7",
+                         str(node.value).replace("GlobalDeviceArray", "jax.Array"))
         self._imports()
         return iter(self.findings)
 
@@ -383,7 +345,7 @@ class _Checker:
                          "`jax.Array` itself (it is an abstract base class)", f"isinstance({subject}, {ARRAY})")
             return
         kind = type_position(ctx, node)
-        changes = kind == "check" and not _same_answer(ctx, node)
+        changes = kind == "check" and not same_answer_with_array(ctx, node)
         if changes and rejects_when_true(ctx, node):
             self._report(node, "`GlobalDeviceArray` was removed in JAX 0.4.7, and every array is a jax.Array now: "
                          "this check turned GDAs away, and with `jax.Array` it would turn away every array; "
@@ -410,16 +372,6 @@ class _Checker:
         so two names dropped from one statement in one round would clash) nor from one with a
         comment after it (the engine would leave ``pass  # comment``). Those are removed by
         ``_imports`` in the next round instead, in one edit, comment included."""
-        root = node
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if isinstance(root, ast.Name):
-            resolver = self.ctx.resolver
-            owner = resolver.lookup(root.id, resolver.scope_of(root))
-            stmts = [b.node for b in owner.bindings.get(root.id, [])] if owner is not None else []
-            if any(isinstance(s, (ast.Import, ast.ImportFrom)) and (len(s.names) > 1 or trailing_text(self.ctx, s))
-                   for s in stmts):
-                return ()
         return importer(self.ctx).root_import(node)
 
     def _report(self, node: ast.AST, message: str, suggestion: Optional[str]) -> None:
@@ -439,7 +391,7 @@ class _Checker:
         if known == "string":  # annotated as a GDA in a string: reported like a GDA-named receiver
             known, gda_named = False, True
         else:
-            gda_named = _named_like_gda(receiver)
+            gda_named = named_like_gda(receiver)
         if known and attr in ATTRIBUTE_RENAMES:
             end = ctx.span(node)[1]
             start = end - len(attr)
@@ -458,38 +410,12 @@ class _Checker:
             return
         if attr not in ATTRIBUTE_RENAMES or (attr == "local_data" and not called):
             return
-        if attr in GDA_ONLY and not (self._project_defines(attr) and not gda_named):
+        if attr in GDA_ONLY and not (defines_attribute(self.ctx, attr) and not gda_named):
             self._report(node, f"`.{attr}` only existed on GlobalDeviceArray (removed in JAX 0.4.7); on a jax.Array "
                          f"it is `.{ATTRIBUTE_RENAMES[attr]}`", f"{ctx.text(receiver)}.{ATTRIBUTE_RENAMES[attr]}")
         elif gda_named and attr in ("mesh", "mesh_axes"):
             self._report(node, f"`{shown}` looks like a GlobalDeviceArray (removed in JAX 0.4.7): a jax.Array has no "
                          f"`.{attr}`", f"{ctx.text(receiver)}.{ATTRIBUTE_RENAMES[attr]}")
-
-    def _project_defines(self, attr: str) -> bool:
-        """Whether this module defines ``attr`` itself (a method, or an attribute it assigns)."""
-        for node in self.ctx.nodes(ast.ClassDef):
-            for stmt in node.body:
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == attr:
-                    return True
-                if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                    if any(isinstance(t, ast.Name) and t.id == attr for t in targets):
-                        return True
-        return any(isinstance(n.ctx, ast.Store) for n in self.ctx.attributes(attr))
-
-    # string annotations ----------------------------------------------------------------
-    def _string_annotations(self) -> None:
-        ctx = self.ctx
-        annotations: List[ast.expr] = [n.annotation for n in ctx.nodes(ast.arg) if n.annotation is not None]
-        annotations += [n.annotation for n in ctx.nodes(ast.AnnAssign)]
-        functions: List[ast.FunctionDef | ast.AsyncFunctionDef] = [*ctx.nodes(ast.FunctionDef),
-                                                                   *ctx.nodes(ast.AsyncFunctionDef)]
-        annotations += [n.returns for n in functions if n.returns is not None]
-        for ann in annotations:
-            for node in ast.walk(ann):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str) and _names_gda(self.ctx, node.value):
-                    self._report(node, "this string annotation names GlobalDeviceArray, removed in JAX 0.4.7",
-                                 node.value.replace("GlobalDeviceArray", "jax.Array"))
 
     # imports -----------------------------------------------------------------------------
     def _imports(self) -> None:
@@ -570,56 +496,6 @@ def _jm501_fixes(ctx: FileContext, call: ast.Call, kind: str) -> bool:
     return rewritable_construction(call, kind) is not None
 
 
-def _names_gda(ctx: FileContext, text: str) -> bool:
-    """Whether a string annotation names GlobalDeviceArray."""
-    if "GlobalDeviceArray" not in text:
-        return False
-    try:
-        expr = ast.parse(text.strip(), mode="eval")
-    except SyntaxError:
-        return False
-    scope = ctx.resolver.module_scope
-    return any(ctx.resolver.qualname(n, scope) == GDA for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
-
-
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _named_like_gda(receiver: ast.expr) -> bool:
-    name = ""
-    if isinstance(receiver, ast.Name):
-        name = receiver.id
-    elif isinstance(receiver, ast.Attribute):
-        name = receiver.attr
-    return bool(GDA_NAME.search(name))
-
-
-def _same_answer(ctx: FileContext, node: ast.expr) -> bool:
-    """Whether the check whose class is ``node`` (see ``type_position``) decides the same with
-    `jax.Array`, for every program that got past it before: every array is a jax.Array now, so
-    that holds only when the check's tuple also names a class every array already was an instance
-    of (`jax.Array`, `jax.numpy.ndarray`), or when the check only guards a failure
-    (`assert isinstance(x, GDA)`, `assertIsInstance(x, GDA)`, `if not isinstance(x, GDA): raise`),
-    which then stops failing for arrays that were not GDAs and changes nothing else."""
-    parent = ctx.parent(node)
-    if isinstance(parent, ast.Tuple):
-        if any(ctx.qualname(e) in EVERY_ARRAY for e in parent.elts if e is not node):
-            return True
-        parent = ctx.parent(parent)
-    call = parent
-    assert isinstance(call, ast.Call)
-    func = call.func
-    if isinstance(func, ast.Attribute):  # assertIsInstance / assertNotIsInstance
-        return func.attr == "assertIsInstance" and isinstance(ctx.parent(call), ast.Expr)
-    if func.id != "isinstance":  # type: ignore[attr-defined]  # an isinstance test calls a Name
-        return False
-    holder = ctx.parent(call)
-    if isinstance(holder, ast.Assert) and holder.test is call:
-        return True
-    if isinstance(holder, ast.UnaryOp) and isinstance(holder.op, ast.Not):
-        stmt = ctx.parent(holder)
-        return (isinstance(stmt, ast.If) and stmt.test is holder and not stmt.orelse
-                and isinstance(stmt.body[-1], ast.Raise))
-    return False
