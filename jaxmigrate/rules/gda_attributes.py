@@ -363,16 +363,8 @@ class _Checker:
         self._rewrite(node, message, array, safety, imports)
 
     def _rewrite(self, node: ast.expr, message: str, text: str, safety: FixSafety, imports) -> None:
-        self.rewrites[id(node)] = _Rewrite(node, message, text, safety, imports, self._drops(node))
+        self.rewrites[id(node)] = _Rewrite(node, message, text, safety, imports, importer(self.ctx).root_import(node))
         self.fixed[id(node)] = safety == "safe"
-
-    def _drops(self, node: ast.expr) -> Tuple[ImportRef, ...]:
-        """The import to drop once unused, as ``ctx.root_import``; but not from a statement that
-        imports several names (the engine re-renders the whole statement once per dropped name,
-        so two names dropped from one statement in one round would clash) nor from one with a
-        comment after it (the engine would leave ``pass  # comment``). Those are removed by
-        ``_imports`` in the next round instead, in one edit, comment included."""
-        return importer(self.ctx).root_import(node)
 
     def _report(self, node: ast.AST, message: str, suggestion: Optional[str]) -> None:
         self.findings.append(self.rule.finding(self.ctx, node, message, suggestion=suggestion))
