@@ -30,7 +30,7 @@ def _suggestion(body: str) -> str:
 def test_static_arguments_are_passed_as_they_are():
     suggestion = _suggestion(
         "def train(step, mesh, cfg, state, batch):\n"
-        "    p_step = pjit(step, in_shardings=(None, P('data')), out_shardings=None, static_argnums=(0,))\n"
+        "    p_step = pjit(step, in_axis_resources=(None, P('data')), out_axis_resources=None, static_argnums=(0,))\n"
         "    with mesh:\n"
         "        return p_step(cfg, state, batch[jax.process_index()])\n")
     assert suggestion.startswith("state_global, arg3_global = multihost_utils.host_local_array_to_global_array("
@@ -41,14 +41,14 @@ def test_static_arguments_are_passed_as_they_are():
 def test_keywords_are_passed_as_they_are():
     suggestion = _suggestion(
         "def other(g, mesh, x):\n"
-        "    f = pjit(g, in_shardings=P('data'), out_shardings=None)\n"
+        "    f = pjit(g, in_axis_resources=P('data'), out_axis_resources=None)\n"
         "    with mesh:\n"
         "        return f(x, y=jax.process_index())\n")
     assert "f(x_global, y=jax.process_index())" in suggestion
 
 
 TRAIN = ("def train(step, mesh, state, batch, rng):\n"
-         "    p_train_step = pjit(step, in_shardings=(None, P('data'), None), out_shardings=(None, None, None))\n"
+         "    p_train_step = pjit(step, in_axis_resources=(None, P('data'), None), out_axis_resources=(None, None, None))\n"
          "    with mesh: {}\n"
          "\n"
          "rank = jax.process_index()  # multi-process code\n")
@@ -94,7 +94,7 @@ def test_static_arguments_alone_stop_the_conversion(static):
     """One spec for every argument (no count to disagree with): only the static guard refuses to
     convert `cfg`, which pjit passes as a Python value."""
     body = ("def train(step, mesh, cfg, batch):\n"
-            f"    p_step = pjit(step, in_shardings=P('data'), out_shardings=None, {static})\n"
+            f"    p_step = pjit(step, in_axis_resources=P('data'), out_axis_resources=None, {static})\n"
             "    with mesh:\n"
             "        return p_step(cfg, batch[jax.process_index()])\n")
     suggestion = _suggestion(body)  # reported without a fix
@@ -102,3 +102,50 @@ def test_static_arguments_alone_stop_the_conversion(static):
     assert run(HEAD + body, ["JM504"], unsafe=True).text == HEAD + body
     if static.startswith("static_argnums"):
         assert "p_step(cfg, arg2_global)" in suggestion
+
+
+# the era (patterns/era.py): only GDA-era code had host-local inputs --------------------------------------------
+LOOP = """\
+import jax
+from jax.experimental.pjit import pjit
+from jax.sharding import PartitionSpec as P
+
+
+def train(step, mesh, params, batch):
+    p_step = pjit(step, {specs})
+    with mesh:
+        return p_step(params, batch[jax.process_index()])
+"""
+
+
+@pytest.mark.parametrize("specs, era", [
+    ("in_shardings=(None, P('data')), out_shardings=None", None),
+    ("in_axis_resources=(None, P('data')), out_axis_resources=None", "`in_axis_resources` at line 7"),
+])
+def test_only_code_that_says_it_is_gda_era_is_reported(specs, era):
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.patterns.era import gda_era_evidence
+
+    text = LOOP.format(specs=specs)
+    assert gda_era_evidence(FileContext(text)) == era
+    codes = [f.code for f in run(text, ["JM504"], fix=False).findings]
+    assert codes == ([] if era is None else ["JM504"])
+
+
+@pytest.mark.parametrize("evidence", [
+    "from jax.experimental.global_device_array import GlobalDeviceArray\n",
+    "jax.config.update('jax_parallel_functions_output_gda', False)\n",
+    "from jax.experimental.pjit import FROM_GDA\n",
+])
+def test_a_gda_era_name_anywhere_in_the_module_makes_it_gda_era(evidence):
+    text = LOOP.format(specs="in_shardings=(None, P('data')), out_shardings=None") + evidence
+    assert "JM504" in [f.code for f in run(text, ["JM504"], fix=False).findings]
+
+
+def test_the_safe_fix_that_rewrites_the_evidence_leaves_the_finding_in_the_run():
+    """JM101 rewrites `in_axis_resources` in the first round: the later rounds inherit the era of
+    the text as given, so `fix` lists the JM504 finding as left, not "0 findings left"."""
+    text = LOOP.format(specs="in_axis_resources=(None, P('data')), out_axis_resources=None")
+    out = run(text, ["JM101", "JM504"], fix=True)
+    assert "in_shardings=(None, P('data'))" in out.text and "in_axis_resources" not in out.text
+    assert [f.code for f in out.findings] == ["JM504"]

@@ -91,7 +91,7 @@ def test_fix_report_lists_what_is_left(tmp_path):
 
 HOST_LOCAL = ("import jax\nfrom jax.experimental.pjit import pjit\nfrom jax.sharding import PartitionSpec as P\n\n"
               "def train(step, mesh, state, batch):\n"
-              "    p_step = pjit(step, in_shardings=(None, P('data')), out_shardings=(None, None))\n"
+              "    p_step = pjit(step, in_axis_resources=(None, P('data')), out_axis_resources=(None, None))\n"
               "    with mesh: state, metrics = p_step(state, batch)\n\n"
               "rank = jax.process_index()\n")
 HOST_LOCAL_CODE = ("state_global, batch_global = multihost_utils.host_local_array_to_global_array("

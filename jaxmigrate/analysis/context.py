@@ -53,15 +53,27 @@ class FileContext:
         self._ascii = source.isascii()  # then a UTF-8 column is a character column
         self._wide_chars: Dict[int, Tuple[List[int], List[int], List[int]]] = {}  # see ``offset``
         self._memo: Dict[tuple, object] = {}  # see ``memo``; shared with ``of``'s twins, so keyed by target
+        # facts of the text a fix round started from, which its fixes may have rewritten (see
+        # ``fixed_from`` and patterns/era.py); empty for a text as given
+        self.origin: Dict[str, object] = {}
         self._shared: Dict[str, object] = {}  # the walk and the resolver, shared with ``of``'s twins
         # ``loads_of``, ``names_in`` and ``names_bound_by`` answers (they depend on the text alone)
         self._loads: Dict[Tuple[str, Optional[str]], List[ast.Name]] = {}
         self._names_by_scope: Dict[str, Dict[int, List[ast.Name]]] = {}
         self._names_by_owner: Dict[str, Dict[Optional[int], List[ast.Name]]] = {}
 
+    def fixed_from(self, origin: Dict[str, object]) -> "FileContext":
+        """This text as the fixed form of a text whose facts were ``origin`` (a twin: the parsed
+        state is shared, ``memo`` answers are kept apart)."""
+        if not origin:
+            return self
+        twin = copy.copy(self)
+        twin.origin = dict(origin)
+        return twin
+
     def memo(self, key: str, compute):
-        """``compute(self)`` once per text and target: for an analysis several rules share."""
-        slot = (key, self.target)
+        """``compute(self)`` once per text, target and origin: for an analysis several rules share."""
+        slot = (key, self.target, tuple(sorted(self.origin.items())) if self.origin else ())
         if slot not in self._memo:
             self._memo[slot] = compute(self)
         return self._memo[slot]

@@ -22,6 +22,7 @@ from jaxmigrate.engine.apply import FixError, apply_round
 from jaxmigrate.engine.source import decode
 from jaxmigrate.engine.suppression import skips_file, unsuppressed
 from jaxmigrate.engine.writer import NotWritten, refusal, write_fixed
+from jaxmigrate.patterns.era import origin_facts
 from jaxmigrate.rules import Rule
 
 MAX_ROUNDS = 10
@@ -124,8 +125,9 @@ def prefilter_input(data: bytes, display: str) -> bytes:
         return data  # not a readable notebook: the transform reports it
 
 
-def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None) -> List[Finding]:
-    ctx = FileContext.of(text, path, target)
+def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None, origin=None) -> List[Finding]:
+    """The findings of ``rules`` on ``text``; ``origin``: the facts of the text a fix started from."""
+    ctx = FileContext.of(text, path, target).fixed_from(origin or {})
     findings: List[Finding] = []
     for rule_cls in rules:
         try:
@@ -246,6 +248,7 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
     applied_total = 0
     findings = first = analyse(text, display, rules, settings.target)
     fired: Set[str] = set()
+    origin = None  # the facts of the text as given that the fixes may rewrite (patterns/era.py)
     if settings.fix:
         for _ in range(MAX_ROUNDS):
             fixes = [f.fix for f in findings if f.fix is not None and _allowed(f, settings)]  # (_allowed: it has one)
@@ -260,18 +263,20 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
                 # seeing the other statement): one now, the rest on the text it leaves
                 text, applied = _apply_round(text, [next((f for f in fixes if not f.last), fixes[0])])
             applied_total += applied
+            if origin is None:
+                origin = origin_facts(FileContext.of(original, display, settings.target))
             # the fixed text may no longer hold what some rules look for (often none is left);
             # a rule that reported goes on, for the clean-up its own fixes leave to a later round
             # (JM401 drops `backend = get_backend()` once no `live_buffers` is left)
             fired |= {f.code for f in findings}
             wanted = set(map(id, active_rules(text.encode("utf-8", "surrogatepass"), rules)))
             rules = [r for r in rules if id(r) in wanted or r.code in fired]
-            findings = analyse(text, display, rules, settings.target) if rules else []
+            findings = analyse(text, display, rules, settings.target, origin) if rules else []
     if applied_total and join_imports:
         joined = join_written_imports(original, text)
         if joined != text:
             text = joined
-            findings = analyse(text, display, rules, settings.target) if findings else []
+            findings = analyse(text, display, rules, settings.target, origin) if findings else []
     return findings, text, applied_total, first
 
 

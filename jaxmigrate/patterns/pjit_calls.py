@@ -8,6 +8,7 @@ from typing import Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Edit, ImportRef
+from jaxmigrate.patterns.era import gda_era_evidence
 from jaxmigrate.patterns.gda import FROM_GDA, MULTIHOST_UTILS, PARTIAL, PJIT, is_multi_process, spec_source
 
 #: pjit's keywords removed in JAX 0.4.14, and the ones that replaced them
@@ -202,8 +203,8 @@ def host_local_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call
 
 def _host_local_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call]]]:
     calls = list(pjit_calls(ctx))
-    if not calls or not is_multi_process(ctx):
-        return []
+    if not calls or not is_multi_process(ctx) or gda_era_evidence(ctx) is None:
+        return []  # current code (in_shardings, no GDA-era name) passes global values: patterns/era.py
     sites: List[Tuple[PjitCall, Optional[ast.Call]]] = []
     for pj in calls:
         if any(ctx.qualname(n) == FROM_GDA for n in ast.walk(pj.value) if isinstance(n, (ast.Name, ast.Attribute))):

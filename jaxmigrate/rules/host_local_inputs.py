@@ -9,6 +9,7 @@ from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import insert_before, statement_prefix
 from jaxmigrate.core.findings import Edit, Finding, Fix
+from jaxmigrate.patterns.era import gda_era_evidence, written_evidence
 from jaxmigrate.patterns.gda import (
     MULTI_PROCESS_MARKERS,
     MULTIHOST_UTILS,
@@ -32,7 +33,10 @@ class HostLocalInputs(Rule):
     """
     ## What it does
     In multi-process code (a module that uses `jax.process_index`, `jax.process_count`,
-    `jax.distributed` or `multihost_utils`), reports every call of a pjitted function whose
+    `jax.distributed` or `multihost_utils`) written for GDA-era pjit (a pjit spelled with
+    `in_axis_resources`/`out_axis_resources`, a GlobalDeviceArray name, or the `jax_array` /
+    `jax_parallel_functions_output_gda` flags: code that says none of these was written for
+    jax.Array and is left alone), reports every call of a pjitted function whose
     inputs were host-local under GDA-era pjit, and with `--unsafe-fixes` makes the conversion
     explicit: the arguments go through
     `multihost_utils.host_local_array_to_global_array(args, mesh, in_specs)` before the call
@@ -42,6 +46,10 @@ class HostLocalInputs(Rule):
     specs cannot be resolved in the module, the finding carries the code to write, one statement
     a line: the conversion of the inputs, then the call's own statement (its targets kept) with the
     output converted; the JSON and SARIF outputs and `fix --report` show it.
+
+    The safe fixes rewrite some of that evidence (JM101 spells `in_shardings`): a `fix` run keeps the
+    era of the text as given for its findings and says so in them. Review those calls in that run,
+    since a later `check` of the fixed text cannot tell it from code written for jax.Array.
 
     ## Why is this bad?
     Before jax.Array, pjit took the inputs that were not GDAs as *host-local*: each process
@@ -70,7 +78,7 @@ class HostLocalInputs(Rule):
                 from jax.sharding import PartitionSpec as P
 
                 def train(step, mesh, params, batch):
-                    p_step = pjit(step, in_shardings=(None, P("data")), out_shardings=None)
+                    p_step = pjit(step, in_axis_resources=(None, P("data")), out_axis_resources=None)
                     with mesh:
                         loss = p_step(params, batch[jax.process_index()])
                     return loss
@@ -82,7 +90,7 @@ class HostLocalInputs(Rule):
                 from jax.sharding import PartitionSpec as P
 
                 def train(step, mesh, params, batch):
-                    p_step = pjit(step, in_shardings=(None, P("data")), out_shardings=None)
+                    p_step = pjit(step, in_axis_resources=(None, P("data")), out_axis_resources=None)
                     with mesh:
                         params_global, arg2_global = multihost_utils.host_local_array_to_global_array(
                             (params, batch[jax.process_index()]), mesh, (P(), P("data")))
@@ -97,7 +105,7 @@ class HostLocalInputs(Rule):
                 from jax.sharding import PartitionSpec as P
 
                 def train(step, mesh, params, batch):
-                    p_step = pjit(step, in_shardings=(None, P("data")), out_shardings=None)
+                    p_step = pjit(step, in_axis_resources=(None, P("data")), out_axis_resources=None)
                     with mesh:
                         return p_step(params, batch)
             """),
@@ -109,7 +117,7 @@ class HostLocalInputs(Rule):
                 from jax.experimental.pjit import pjit
 
                 def run(step, mesh, a, b):
-                    f = pjit(step, in_shardings=(None, None), out_shardings=None)
+                    f = pjit(step, in_axis_resources=(None, None), out_axis_resources=None)
                     with mesh: out = f(a, b[jax.process_index()])
                     return out
             """),
@@ -118,29 +126,43 @@ class HostLocalInputs(Rule):
                 from jax.experimental.pjit import pjit
 
                 def run(step, mesh, a, b):
-                    f = pjit(step, in_shardings=(None, None), out_shardings=None)
+                    f = pjit(step, in_axis_resources=(None, None), out_axis_resources=None)
                     with mesh: out = f(a, b[jax.process_index()])
                     return out
             """),
             flagged=True,
             title="a call in a one-line block (or after `;`) is reported: the conversion would precede the header",
         ),
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
+
+                def train(step, mesh, params, batch):
+                    p_step = pjit(step, in_shardings=(None, P("data")), out_shardings=None)
+                    with mesh:
+                        return p_step(params, batch[jax.process_index()])
+            """),
+            title="code written for jax.Array (the `in_shardings` spelling, no GDA-era name) passes global values",
+        ),
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         sites = host_local_sites(ctx)
         outputs_global = outputs_are_global(ctx) if sites else False
+        note = _inherited_era(ctx) if sites else ""
         for pj, site in sites:
             if site is None:
                 yield self.finding(ctx, pj.call, "in multi-process code this pjit's inputs were host-local under GDA-era "
-                                   "pjit; jax.Array takes them as global values",
+                                   f"pjit; jax.Array takes them as global values{note}",
                                    suggestion=_suggestion(ctx, pj, None, outputs_global))
             else:
-                yield self._site(ctx, pj, site, outputs_global)
+                yield self._site(ctx, pj, site, outputs_global, note)
 
-    def _site(self, ctx: FileContext, pj: PjitCall, site: ast.Call, outputs_global: bool) -> Finding:
+    def _site(self, ctx: FileContext, pj: PjitCall, site: ast.Call, outputs_global: bool, note: str) -> Finding:
         message = (f"`{pj.name}` was written for host-local inputs (GDA-era pjit assembled each process's slice into "
-                   "the global array); jax.Array takes them as global values: convert with `multihost_utils`")
+                   f"the global array); jax.Array takes them as global values: convert with `multihost_utils`{note}")
         reason = _cannot(ctx, pj, site)
         if reason:
             return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site, outputs_global))
@@ -167,6 +189,15 @@ class HostLocalInputs(Rule):
             more += extra
         fix = Fix("unsafe", edits=tuple(edits), add_imports=tuple(imports) + more)
         return self.finding(ctx, site, message, fix)
+
+
+def _inherited_era(ctx: FileContext) -> str:
+    """What to add to a finding when only the text before this run's fixes said the module is
+    GDA-era: a later ``check`` of the fixed text cannot tell it from code written for jax.Array."""
+    if written_evidence(ctx) is not None:
+        return ""
+    return (f" [GDA-era by {gda_era_evidence(ctx)} before this run's fixes rewrote it: review this call now, "
+            "a later `check` cannot tell the fixed module from code written for jax.Array]")
 
 
 def _cannot(ctx: FileContext, pj: PjitCall, site: ast.Call) -> Optional[str]:

@@ -1,0 +1,70 @@
+"""Which era a module was written in: for GDA-era pjit (inputs host-local) or for jax.Array (global).
+
+Current code calls pjit with the same arguments as code written before jax.Array, and only the
+era tells whether its inputs were host-local. A module is GDA-era when it says so: a pjit call
+spelled with ``in_axis_resources``/``out_axis_resources``, a GlobalDeviceArray name (the class, its
+module, ``FROM_GDA``), or one of the flags that switched between the eras (``jax_array``,
+``jax_parallel_functions_output_gda``). The safe fixes rewrite some of these (JM101, JM301, JM5xx):
+the pipeline hands the evidence of the text as given on to the later rounds (``FileContext.origin``),
+so that a fix round does not make the era unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.names import canonical
+from jaxmigrate.patterns.gda import FROM_GDA, GDA_MODULE
+
+#: the key of the era evidence in ``FileContext.origin``
+GDA_ERA = "gda-era evidence"
+AXIS_RESOURCES = ("in_axis_resources", "out_axis_resources")
+ERA_FLAGS = ("jax_array", "jax_parallel_functions_output_gda")
+
+
+def gda_era_evidence(ctx: FileContext) -> Optional[str]:
+    """What shows that the module was written for GDA-era pjit (``in_axis_resources`` at line 12),
+    or None: of the text as given to the run, else of this text."""
+    inherited = ctx.origin.get(GDA_ERA)
+    return str(inherited) if inherited is not None else written_evidence(ctx)
+
+
+def written_evidence(ctx: FileContext) -> Optional[str]:
+    """The GDA-era evidence this text itself holds (not inherited from before a fix round)."""
+    return ctx.memo("era.written_evidence", _evidence)
+
+
+def _evidence(ctx: FileContext) -> Optional[str]:
+    found = []
+    for kw in ctx.nodes(ast.keyword):  # pjit(..., in_axis_resources=...), jtu.with_config(jax_array=True)
+        if kw.arg in AXIS_RESOURCES or kw.arg in ERA_FLAGS:
+            found.append((kw.value.lineno, f"`{kw.arg}` at line {kw.value.lineno}"))
+    for node, qualname in ctx.qualified():
+        if _gda_era_name(qualname):
+            found.append((node.lineno, f"`{qualname.rpartition('.')[2]}` at line {node.lineno}"))
+    for imp in ctx.nodes(ast.ImportFrom):  # an import nothing reads still says it
+        if not imp.level and imp.module:
+            for alias in imp.names:
+                if _gda_era_name(canonical(f"{imp.module}.{alias.name}") or ""):
+                    found.append((imp.lineno, f"`{alias.name}` at line {imp.lineno}"))
+    for plain in ctx.nodes(ast.Import):
+        found += [(plain.lineno, f"`{a.name}` at line {plain.lineno}")
+                  for a in plain.names if _gda_era_name(canonical(a.name) or "")]
+    for const in ctx.nodes(ast.Constant):
+        if isinstance(const.value, str) and const.value in ERA_FLAGS:
+            found.append((const.lineno, f"`{const.value}` at line {const.lineno}"))
+    for attr in ctx.attributes(*ERA_FLAGS):
+        found.append((attr.lineno, f"`{attr.attr}` at line {attr.lineno}"))
+    return min(found)[1] if found else None
+
+
+def _gda_era_name(qualname: str) -> bool:
+    return qualname == FROM_GDA or qualname == GDA_MODULE or qualname.startswith(GDA_MODULE + ".")
+
+
+def origin_facts(ctx: FileContext) -> dict:
+    """The facts of the text as given that later fix rounds inherit (see the module's docstring)."""
+    evidence = written_evidence(ctx)
+    return {GDA_ERA: evidence} if evidence is not None else {}
