@@ -216,3 +216,30 @@ def test_the_importer_reuses_a_visible_name_and_drops_one_alias_keeping_jax():
     stmt = lone.tree.body[0]
     assert isinstance(stmt, ast.Import)
     assert importer(lone).drop_alias(stmt, stmt.names[0]).text == "import jax"
+
+
+def test_after_a_block_sharing_a_line_new_imports_go_on_lines_of_their_own():
+    """The leading block has two statements on one line: the new imports follow that line, at
+    column 0, without the text before the last statement (it was once copied in front of each)."""
+    refs = [ImportRef("jax.sharding", "Mesh"), ImportRef("jax.numpy", None, "jnp")]
+    assert fix_imports("import numpy as np; import os\nx = np\n", refs, ()) == (
+        "import numpy as np; import os\nfrom jax.sharding import Mesh\nimport jax.numpy as jnp\nx = np\n")
+    assert fix_imports("import os; import sys", [ImportRef("jax")], ()) == "import os; import sys\nimport jax\n"
+    assert fix_imports("import os; import sys\r\nx = os\r\n", [ImportRef("jax")], ()) == (
+        "import os; import sys\r\nimport jax\r\nx = os\r\n")
+
+
+def test_an_import_already_bound_is_skipped_and_the_next_still_added():
+    assert fix_imports("import jax\nx = jax\n", [ImportRef("jax"), ImportRef("jax.sharding", "Mesh")], ()) == (
+        "import jax\nfrom jax.sharding import Mesh\nx = jax\n")
+    assert fix_imports("import jax\nx = jax\n", [ImportRef("jax.numpy", None, "jnp")], ()) == (
+        "import jax\nimport jax.numpy as jnp\nx = jax\n")
+
+
+def test_a_module_without_imports_gets_them_after_its_docstring_or_magic_comments():
+    assert fix_imports('"""Doc."""\nx = 1\n', [ImportRef("jax")], ()) == '"""Doc."""\nimport jax\n\nx = 1\n'
+    magic = "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nx = 1\n"
+    assert fix_imports(magic, [ImportRef("jax")], ()) == (
+        "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nimport jax\n\nx = 1\n")
+    assert fix_imports("def f():\n    pass\n", [ImportRef("jax")], ()) == "import jax\n\n\ndef f():\n    pass\n"
+    assert fix_imports("x = 1\n\ny = 2\n", [ImportRef("jax")], ()) == "import jax\n\nx = 1\n\ny = 2\n"

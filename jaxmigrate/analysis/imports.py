@@ -24,7 +24,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.import_layout import import_edits, is_docstring, leading_imports, line_after, splice
 from jaxmigrate.analysis.import_text import render_without_names
-from jaxmigrate.analysis.statements import delete_statement, newline, statement_prefix
+from jaxmigrate.analysis.statements import delete_statement, newline
 from jaxmigrate.catalog.moves import BY_OLD, applies
 from jaxmigrate.core.findings import Edit, ImportRef
 
@@ -307,8 +307,9 @@ def _add(source: str, adds: List[ImportRef]) -> str:
     at = ctx.line_start(end_line) + len(ctx.line_text(end_line))
     text = ctx.line_text(end_line)
     prefix = "" if text.endswith(("\n", "\r")) else nl
-    indent = statement_prefix(ctx, anchor)
-    return source[:at] + prefix + "".join(indent + line + nl for line in lines) + source[at:]
+    # on lines of their own at column 0 (the block is module-level; the text before the anchor on
+    # its line is another statement: `import os; import sys`)
+    return source[:at] + prefix + "".join(line + nl for line in lines) + source[at:]
 
 
 def _gap(ctx: FileContext, at: int) -> str:
