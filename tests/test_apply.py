@@ -86,9 +86,9 @@ def test_only_the_statement_is_parsed(monkeypatch):
 
     monkeypatch.setattr(apply, "_edit_module", spy)
     filler = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(200))
-    text = "import jax\n\n" + filler + "def g():\n    if jax.config.jax_array:\n        return 1\n    return 2\n"
+    text = "import jax\n\n" + filler + "def g():\n    if jax.config.jax_array:\n        x = 1\n    return 2\n"
     out = run(text)
-    assert "if jax" not in out.text and "    return 1\n    return 2\n" in out.text
+    assert "if jax" not in out.text and "    x = 1\n    return 2\n" in out.text
     assert parsed and all(len(p) < 100 for p in parsed)
 
 
@@ -263,3 +263,18 @@ def test_a_fix_that_breaks_the_code_before_the_import_editing_is_not_blamed_on_t
     assert "could not parse" not in result.output
     assert (tmp_path / "fold.py").read_text() == text
     assert "in_shardings" in (tmp_path / "ok.py").read_text()
+
+
+@pytest.mark.parametrize("after, removed", [
+    ("    return 2\n", True),
+    ("    # the legacy path\n    print('legacy')\n    return 2\n", True),
+    ("    x = 2\n    return x\n", False),  # a binding: `x` is local to the function either way, but keep it
+    ("    yield 2\n", False),  # `yield` makes the function a generator
+])
+def test_statements_a_fold_makes_unreachable_go_when_nothing_depends_on_them(after, removed):
+    text = "import jax\n\n\ndef g():\n    if jax.config.jax_array:\n        return 1\n" + after
+    out = run(text).text
+    assert "if jax" not in out and "    return 1\n" in out
+    assert (out == "import jax\n\n\ndef g():\n    return 1\n") is removed
+    if not removed:
+        assert out.endswith(after)

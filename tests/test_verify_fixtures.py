@@ -81,6 +81,8 @@ BY_DESIGN = {
     "JM401/device_forms": ("divergent", "counts",
                            "without --unsafe-fixes `Device.live_buffers()` stays, and it sees no jax.Array on "
                            "the installed JAX (reported)"),
+    "JM401/buffer_list_reported": ("divergent", "xla_bridge", "uses of the buffers themselves (shapes, bytes) are "
+                                   "reported: `jax.live_arrays()` lists arrays, and `live_buffers()` sees none"),
     "JM501/batched_reported": ("divergent", "global_device_array",
                                "batched GDA callbacks are reported with the code to write, not rewritten"),
     "JM501/keywords": ("divergent", "global_device_array", "a starred from_callback(*args) is reported, not rewritten"),
@@ -99,6 +101,7 @@ EXPLAINED = {
     "JM201/mixed_import_split": ("JM203", "from jax.experimental.maps import"),
     "JM201/opsharding_rename": ("JM201", "OpShardingSharding"),
     "JM401/device_forms": ("JM401", "live_buffers()"),
+    "JM401/buffer_list_reported": ("JM401", "live_buffers()"),
     "JM501/batched_reported": ("JM502", "from jax.experimental.global_device_array import"),
     "JM501/keywords": ("JM502", "from jax.experimental.global_device_array import"),
     "JM502/reported_forms": ("JM502", "import jax.experimental.global_device_array"),

@@ -13,14 +13,14 @@ import itertools
 import re
 import tokenize
 from functools import partial
-from typing import TYPE_CHECKING, List, Optional, cast
+from typing import TYPE_CHECKING, List, Optional, Tuple, cast
 
 if TYPE_CHECKING:  # pragma: no cover - LibCST is imported only when a fix runs
     import libcst as cst
 
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.statements import delete_statement, newline
+from jaxmigrate.analysis.statements import delete_statement, enclosing_block, newline
 from jaxmigrate.core.findings import Edit, StatementEdit
 
 
@@ -59,12 +59,43 @@ def keep_orelse(node: "cst.If"):
     return _splice(node, _statements(orelse.body))
 
 
+def remove(node: "cst.BaseStatement"):
+    import libcst as cst
+
+    return cst.RemovalSentinel.REMOVE
+
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+# statements whose removal changes nothing when they cannot run: they bind no name (a binding
+# anywhere in a function makes the name local) and hold no `yield` (which makes a generator)
+_INERT = (ast.Return, ast.Expr, ast.Pass, ast.Raise, ast.Assert)
+
+
+def _unreachable_after(ctx: FileContext, node: ast.If) -> List[ast.stmt]:
+    """The statements after ``node`` in its block that cannot run once the ``if`` keeps its body,
+    which ends the block (``return``, ``raise``, ``continue``, ``break``); none unless all of them
+    can go without changing anything (see ``_INERT``)."""
+    if not isinstance(node.body[-1], _EXITS):
+        return []
+    block = enclosing_block(ctx, node)
+    after = block[block.index(node) + 1:]
+    inert = all(isinstance(s, _INERT) and not any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Await))
+                                                   for n in ast.walk(s)) for s in after)
+    # (not the last line of a file without a final newline, whose removal the region edit renders
+    # with a newline where LibCST on the whole module does not)
+    unterminated = not ctx.source.endswith(("\n", "\r")) and bool(after) and ctx.span(after[-1])[1] >= len(
+        ctx.source.rstrip(" \t"))
+    return after if inert and not unterminated else []
+
+
 def fold_true(ctx: FileContext, expr: ast.expr) -> Optional[tuple]:
     """Edits that drop a condition known to be true, or None if its context is not simple.
 
     Handles ``if expr:`` and ``if not expr:`` (not as an ``elif``), ``a if expr else b``, and
     ``expr`` as one operand of an ``and`` that is itself a condition (``if ready and expr:``
-    becomes ``if ready:``). Returns ``(statement_edits, text_edits)``. An ``if not expr:`` with
+    becomes ``if ready:``). Returns ``(statement_edits, text_edits)``. Statements after an
+    ``if expr:`` whose body ends the block cannot run once it is folded: they go too (when
+    nothing depends on them, see ``_unreachable_after``). An ``if not expr:`` with
     no ``else`` keeps nothing: it is deleted as a statement (``pass`` if its block has no other),
     so the comment lines above it stay.
     """
@@ -79,7 +110,10 @@ def fold_true(ctx: FileContext, expr: ast.expr) -> Optional[tuple]:
         if not negated and holder.orelse and _comments_closing_body(ctx, holder, col):
             return None  # LibCST holds them in the body's footer, which a spliced body cannot carry
         transform = keep_orelse if negated else keep_body
-        return (StatementEdit(line, col, partial(transform)),), ()
+        edits: Tuple[StatementEdit, ...] = (StatementEdit(line, col, partial(transform)),)
+        if not negated and not holder.orelse:
+            edits += tuple(StatementEdit(*ctx.line_col(ctx.span(s)[0]), remove) for s in _unreachable_after(ctx, holder))
+        return edits, ()
     if isinstance(holder, ast.IfExp) and holder.test is test:
         kept = holder.orelse if negated else holder.body
         text = ctx.text(kept)

@@ -43,8 +43,7 @@ def delete_statement(ctx: FileContext, node: ast.stmt) -> Edit:
     start, end = ctx.span(node)
     end_line = node.end_lineno or node.lineno
     parent = ctx.parent(node)
-    block: List[ast.stmt] = next((getattr(parent, f) for f in ("body", "orelse", "finalbody")
-                                  if node in (getattr(parent, f, None) or [])), [])
+    block = enclosing_block(ctx, node)
     rest = trailing_text(ctx, node)
     alone = statement_prefix(ctx, node).strip() == "" and (rest == "" or rest.startswith("#"))
     if alone and (len(block) > 1 or isinstance(parent, ast.Module)):
@@ -60,6 +59,12 @@ def delete_statement(ctx: FileContext, node: ast.stmt) -> Edit:
         last = end_line + below
         return Edit(ctx.line_start(node.lineno - above), ctx.line_start(last) + len(ctx.line_text(last)), "")
     return Edit(start, end, "pass")
+
+
+def enclosing_block(ctx: FileContext, node: ast.stmt) -> List[ast.stmt]:
+    """The statements of the block ``node`` is in (a body, an ``else``, a ``finally``)."""
+    parent = ctx.parent(node)
+    return next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if node in (getattr(parent, f, None) or [])), [])
 
 
 def _blank_run(ctx: FileContext, line: int, step: int) -> int:

@@ -31,8 +31,15 @@ class LiveBuffers(Rule):
     platform cannot be carried over (`get_backend(**kwargs)`, or a variable bound to
     `get_backend(name)` where `name` may hold another value at the `live_buffers()` call).
 
-    The backend form is a safe fix. The device form is unsafe: it lists single-device
-    jax.Arrays (shards) rather than raw device buffers.
+    `live_buffers()` listed one buffer a device: a sharded array on 8 devices was 8 entries, but is
+    one entry of `jax.live_arrays()`. So the backend form is rewritten to `jax.live_arrays()` where
+    that changes nothing (a test of emptiness, a loop that deletes each one), and a count,
+    `len(backend.live_buffers())`, to `sum(len(a.addressable_shards) for a in jax.live_arrays())`
+    (safe fixes; a program that holds its arrays' shard views, `shard.data`, has them counted
+    again, as they are live arrays of their own). Any other use (the buffers' shapes, their bytes)
+    is reported: `jax.live_arrays()` lists arrays, and their shards' `.data` are new arrays that
+    later listings see. The device form is unsafe: it lists single-device jax.Arrays (shards)
+    rather than raw device buffers.
 
     ## Why is this bad?
     With jax.Array (the only mode since JAX 0.4.7) `live_buffers()` no longer sees arrays: it
@@ -62,10 +69,9 @@ class LiveBuffers(Rule):
                 import jax
 
                 def leaked():
-                    return len(jax.live_arrays())
-                    return 0
+                    return sum(len(a.addressable_shards) for a in jax.live_arrays())
             """),
-            title="a backend, under a hasattr guard",
+            title="a count of a backend's buffers, under a hasattr guard: the line it made unreachable goes too",
         ),
         Example(
             snippet("""
@@ -155,8 +161,24 @@ class LiveBuffers(Rule):
                                     "platform given to `get_backend()`, which cannot be carried over here",
                                     suggestion="jax.live_arrays(platform)")
             bound = receiver.func if isinstance(receiver, ast.Call) else receiver
+            drops = importer(ctx).root_import(bound)
+            use = _use(ctx, call)
+            if use == "count":  # len(...): one buffer a device, so count the arrays' shards
+                counted = ctx.parent(call)
+                assert counted is not None  # the `len(...)` call
+                text = f"sum(len(a.addressable_shards) for a in {live}({platform}))"
+                fix = Fix("safe", edits=(ctx.replace(counted, text),), add_imports=imports, drop_unused_imports=drops)
+                return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: count the shards of "
+                                    "`jax.live_arrays()` (one buffer a device, as `live_buffers()` counted)", fix)
+            if use is None:  # no expression lists the buffers as 0.4.1 did: a person decides
+                return self.finding(ctx, call, "`live_buffers()` sees no jax.Array, and `jax.live_arrays()` lists "
+                                    "arrays, not device buffers (a sharded array is one entry, it had one buffer a "
+                                    "device): use the arrays, or their shards' `.data` (single-device arrays that stay "
+                                    "alive and are listed by later `jax.live_arrays()` calls)",
+                                    suggestion=f"jax.live_arrays({platform})  # or: [s.data for a in jax.live_arrays("
+                                    f"{platform}) for s in a.addressable_shards]")
             fix = Fix("safe", edits=(ctx.replace(call, f"{live}({platform})"),), add_imports=imports,
-                      drop_unused_imports=importer(ctx).root_import(bound))
+                      drop_unused_imports=drops)
             return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: use `jax.live_arrays()`", fix)
         device = ctx.text(receiver)
         shards = f"[s.data for a in {live}() for s in a.addressable_shards if s.device == {device}]"
@@ -177,6 +199,44 @@ class LiveBuffers(Rule):
             return self.finding(ctx, call, message, suggestion="True")
         statement_edits, edits = folded
         return self.finding(ctx, call, message, Fix("safe", edits=edits, statement_edits=statement_edits))
+
+
+def _use(ctx: FileContext, call: ast.Call) -> Optional[str]:
+    """How the list is used where arrays stand in for buffers without changing the result:
+    "count" (``len(...)``, rewritten to count shards), "truth" (empty or not), "delete" (a loop
+    that deletes each one, which frees an array's buffers); None for any other use."""
+    parent = ctx.parent(call)
+    if isinstance(parent, ast.Call) and parent.args == [call] and not parent.keywords:
+        builtin = _builtin(ctx, parent)
+        return "count" if builtin == "len" else "truth" if builtin == "bool" else None
+    if isinstance(parent, (ast.If, ast.While, ast.Assert, ast.IfExp)) and parent.test is call:
+        return "truth"
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        return "truth"
+    if isinstance(parent, ast.BoolOp) and isinstance(ctx.parent(parent), (ast.If, ast.While, ast.Assert)):
+        return "truth"
+    if isinstance(parent, ast.For) and parent.iter is call and isinstance(parent.target, ast.Name) and not parent.orelse:
+        name = parent.target.id
+        uses = [n for stmt in parent.body for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id == name]
+        return "delete" if uses and all(_deleted(ctx, n) for n in uses) else None
+    return None
+
+
+def _builtin(ctx: FileContext, call: ast.Call) -> Optional[str]:
+    """The builtin ``call`` calls (``len``, ``bool``, ...), if its name is not bound here."""
+    func = call.func
+    if isinstance(func, ast.Name) and ctx.resolver.lookup(func.id, ctx.resolver.scope_of(func)) is None:
+        return func.id
+    return None
+
+
+def _deleted(ctx: FileContext, name: ast.Name) -> bool:
+    """Whether ``name`` is used as ``name.delete()``."""
+    attr = ctx.parent(name)
+    if not (isinstance(attr, ast.Attribute) and attr.attr == "delete"):
+        return False
+    called = ctx.parent(attr)
+    return isinstance(called, ast.Call) and called.func is attr and isinstance(ctx.parent(called), ast.Expr)
 
 
 def _is_hasattr_live_buffers(ctx: FileContext, call: ast.Call) -> bool:
