@@ -243,3 +243,31 @@ def test_a_module_without_imports_gets_them_after_its_docstring_or_magic_comment
         "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nimport jax\n\nx = 1\n")
     assert fix_imports("def f():\n    pass\n", [ImportRef("jax")], ()) == "import jax\n\n\ndef f():\n    pass\n"
     assert fix_imports("x = 1\n\ny = 2\n", [ImportRef("jax")], ()) == "import jax\n\nx = 1\n\ny = 2\n"
+
+
+def test_a_new_name_joins_in_isorts_order_constants_classes_then_the_rest():
+    assert fix_imports("from m import CONST, Klass, func\nx = 1\n", [ImportRef("m", "Alpha")], ()) == (
+        "from m import CONST, Alpha, Klass, func\nx = 1\n")
+    # one capital letter is a class, not a constant
+    assert fix_imports("from m import CONST, A, func\nx = 1\n", [ImportRef("m", "B")], ()) == (
+        "from m import CONST, A, B, func\nx = 1\n")
+    assert fix_imports("from m import CONST, A, func\nx = 1\n", [ImportRef("m", "ZZ")], ()) == (
+        "from m import CONST, ZZ, A, func\nx = 1\n")
+
+
+def test_a_name_the_moves_table_will_rename_is_reused_for_its_new_name():
+    """`from jax.experimental.maps import Mesh`: JM201 moves it to jax.sharding in the same run."""
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.analysis.imports import importer
+
+    ctx = FileContext.of("from jax.experimental.maps import Mesh\nm = Mesh\n")
+    assert importer(ctx).reference("jax.sharding.Mesh") == ("Mesh", ())
+
+
+def test_a_from_import_of_a_submodule_already_loads_it():
+    source = "import jax\nfrom jax.extend.core import Primitive\nx = jax.extend.core\n"
+    assert fix_imports(source, [ImportRef("jax.extend.core")], ()) == source
+    below = "import jax\nfrom jax.extend.core.primitives import dot_general_p\nx = jax.extend.core\n"
+    assert fix_imports(below, [ImportRef("jax.extend.core")], ()) == below
+    relative = "import jax\nfrom .jax.extend.core import Primitive\nx = jax.extend.core\n"
+    assert "import jax.extend.core\n" in fix_imports(relative, [ImportRef("jax.extend.core")], ())
