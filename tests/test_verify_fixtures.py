@@ -87,6 +87,8 @@ BY_DESIGN = {
                                "batched GDA callbacks are reported with the code to write, not rewritten"),
     "JM501/keywords": ("divergent", "global_device_array", "a starred from_callback(*args) is reported, not rewritten"),
     "JM502/reported_forms": ("divergent", "global_device_array", "GDA uses left for a person (reported)"),
+    "JM502/guard_with_flag": ("divergent", "global_device_array", "a guard that turned GDAs away is reported, not "
+                              "rewritten: with jax.Array it would turn away every array"),
     "JM702/thread_resources_reported": ("divergent", "jax.experimental", "after.py keeps `jax.experimental.maps` "
                                         "for thread_resources (JM203 reports it)"),
     "JM503/reported_forms": ("divergent", "FROM_GDA", "FROM_GDA in pytrees, variables or without a mesh is reported"),
@@ -102,6 +104,7 @@ EXPLAINED = {
     "JM201/opsharding_rename": ("JM201", "OpShardingSharding"),
     "JM401/device_forms": ("JM401", "live_buffers()"),
     "JM401/buffer_list_reported": ("JM401", "live_buffers()"),
+    "JM502/guard_with_flag": ("JM502", "isinstance(x, GlobalDeviceArray)"),
     "JM501/batched_reported": ("JM502", "from jax.experimental.global_device_array import"),
     "JM501/keywords": ("JM502", "from jax.experimental.global_device_array import"),
     "JM502/reported_forms": ("JM502", "import jax.experimental.global_device_array"),

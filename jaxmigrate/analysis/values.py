@@ -258,13 +258,19 @@ def type_position(ctx: FileContext, node: ast.expr) -> Optional[str]:
 
 def rejects_when_true(ctx: FileContext, node: ast.expr) -> bool:
     """Whether the isinstance check whose class is ``node`` raises when true:
-    ``if isinstance(x, C): raise ...`` (or the class in a tuple)."""
+    ``if isinstance(x, C): raise ...`` (or the class in a tuple), also as one operand of an
+    ``and`` (``if isinstance(x, C) and jax.config.jax_array: raise``: a flag folded away in the
+    same run leaves the check alone)."""
     call = ctx.parent(node)
     if isinstance(call, ast.Tuple):
         call = ctx.parent(call)
-    stmt = ctx.parent(call) if call is not None else None
-    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "isinstance"
-            and isinstance(stmt, ast.If) and stmt.test is call and isinstance(stmt.body[-1], ast.Raise))
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "isinstance"):
+        return False
+    test: Optional[ast.AST] = call
+    holder = ctx.parent(call)
+    if isinstance(holder, ast.BoolOp) and isinstance(holder.op, ast.And):
+        test, holder = holder, ctx.parent(holder)
+    return isinstance(holder, ast.If) and holder.test is test and isinstance(holder.body[-1], ast.Raise)
 
 
 def type_comparison(ctx: FileContext, node: ast.expr) -> Optional[str]:

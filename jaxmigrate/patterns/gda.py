@@ -184,12 +184,14 @@ def same_answer_with_array(ctx: FileContext, node: ast.expr) -> bool:
     that holds only when the check's tuple also names a class every array already was an instance
     of (`jax.Array`, `jax.numpy.ndarray`), or when the check only guards a failure
     (`assert isinstance(x, GDA)`, `assertIsInstance(x, GDA)`, `if not isinstance(x, GDA): raise`),
-    which then stops failing for arrays that were not GDAs and changes nothing else."""
+    which then stops failing for arrays that were not GDAs and changes nothing else. Not a guard
+    whose tuple names other classes (`if not isinstance(v, (np.ndarray, GDA)): raise`): it turned
+    away what was not a concrete array, tracers included, and a tracer is a jax.Array now."""
     parent = ctx.parent(node)
     if isinstance(parent, ast.Tuple):
         if any(ctx.qualname(e) in EVERY_ARRAY for e in parent.elts if e is not node):
             return True
-        parent = ctx.parent(parent)
+        return False  # a guard of several classes: see above
     call = parent
     assert isinstance(call, ast.Call)
     func = call.func

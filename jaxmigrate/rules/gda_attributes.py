@@ -8,27 +8,31 @@ from functools import partial
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.folding import keep_orelse
 from jaxmigrate.analysis.imports import importer
-from jaxmigrate.analysis.names import canonical
+from jaxmigrate.analysis.statements import delete_statement
 from jaxmigrate.analysis.values import InstanceFacts, defines_attribute, rejects_when_true, type_comparison, type_position
 from jaxmigrate.catalog.gda import ADVICE, ATTRIBUTE_RENAMES, GDA_ONLY, MEMBER_MOVES, PRIVATE_REPORTED
-from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
+from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef, StatementEdit
 from jaxmigrate.patterns.gda import (
     CONSTRUCTORS,
     GDA,
     GDA_MODULE,
     MAKE_FROM_ARRAYS,
     MAKE_FROM_CALLBACK,
+    NAMED_SHARDING,
     gda_string_annotations,
     named_like_gda,
     names_gda,
     rewritable_construction,
     same_answer_with_array,
 )
+from jaxmigrate.patterns.gda_checks import GdaBranch, gda_branch, gda_member_references, gda_module_imports
 from jaxmigrate.rules.base import Example, Rule, snippet
 
 ARRAY = "jax.Array"
 SHARD = "jax.Shard"
+MESH_ATTRIBUTES = ("mesh", "mesh_axes", "_global_mesh", "_mesh_axes")  # renamed to a NamedSharding's
 SHARD_SINCE = "0.4.5"  # first JAX with `jax.Shard` (jax.Array itself is there since 0.4.1)
 
 CLASS_METHODS = ("from_callback", "from_batched_callback", "from_batched_callback_with_devices")
@@ -48,6 +52,7 @@ class _Rewrite:
     imports: Tuple[ImportRef, ...] = ()
     drops: Tuple[ImportRef, ...] = ()
     dependents: List[Tuple[ast.AST, str, Edit]] = field(default_factory=list)
+    branch: Optional[GdaBranch] = None  # the check is a branch's test: deleted, or narrowed (see ``_fix``)
 
 
 class GdaAttributes(Rule):
@@ -84,9 +89,18 @@ class GdaAttributes(Rule):
       the answer cannot change for a program that got past it: a check that only guards a
       failure (`assert isinstance(x, GlobalDeviceArray)`, `self.assertIsInstance(...)`,
       `if not isinstance(...): raise ...`: it stops failing for other arrays, nothing else), or
-      one whose tuple also names `jax.Array` or `jnp.ndarray`. A check that turned GDAs away
-      (`if isinstance(x, GlobalDeviceArray): raise ...`) is reported: with `jax.Array` it would
-      raise for every array.
+      one whose tuple also names `jax.Array` or `jnp.ndarray` (a guard whose tuple names other
+      classes, `(np.ndarray, GlobalDeviceArray)`, turned tracers away: a tracer is a jax.Array
+      now, so it is unsafe). A check that turned GDAs away
+      (`if isinstance(x, GlobalDeviceArray): raise ...`, also `and` another condition) is
+      reported: with `jax.Array` it would raise for every array.
+    - a branch `if isinstance(x, GlobalDeviceArray):` followed by one that takes jax.Arrays
+      (`elif isinstance(x, jax.Array)`, or `if hasattr(x, "sharding")` after a branch that
+      returns) only ran for GDAs: rewritten it would take every array and shadow that branch, so
+      the unsafe fix deletes it, as upstream migrations did (an `elif` one is reported). A GDA
+      branch with no such sibling that reads `.mesh`/`.mesh_axes` narrows its test to
+      `isinstance(x, jax.Array) and isinstance(x.sharding, NamedSharding)`: those renames hold
+      for a NamedSharding only.
     - the module's helpers (`get_shard_indices`, `get_shard_shape`, `_get_sharding_spec`, ...) and
       string annotations are reported with what to write.
     - an import of `jax.experimental.global_device_array` that nothing uses is removed; one that
@@ -253,14 +267,13 @@ class _Checker:
         # the runner pauses the cyclic collector, and a cycle would keep every file's tree alive
 
     def run(self) -> Iterator[Finding]:
-        for node, member in self._member_references():
+        for node, member in gda_member_references(self.ctx):
             self._member(node, member)
         for node in self.ctx.attributes(*ATTRIBUTE_RENAMES, *PRIVATE_REPORTED):
             if isinstance(node.ctx, ast.Load):
                 self._attribute(node)
         for rw in self.rewrites.values():
-            edits = (self.ctx.replace(rw.node, rw.text), *(edit for _, _, edit in rw.dependents))
-            fix = Fix(rw.safety, edits=edits, add_imports=rw.imports, drop_unused_imports=rw.drops)
+            fix = self._fix(rw)
             self.findings.append(self.rule.finding(self.ctx, rw.node, rw.message, fix))
             for dependent, message, _ in rw.dependents:
                 self.findings.append(self.rule.finding(self.ctx, dependent, message, fix))
@@ -270,31 +283,30 @@ class _Checker:
         self._imports()
         return iter(self.findings)
 
+    def _fix(self, rw: _Rewrite) -> Fix:
+        """The rewrite with the attribute renames that depend on it. A GDA branch that a later one
+        for jax.Array shadows is deleted (the renames inside it go with it); one whose renames
+        read the mesh of a NamedSharding narrows its test to arrays that have one."""
+        ctx, branch = self.ctx, rw.branch
+        if branch is not None and branch.handled_by is not None:
+            if branch.stmt.orelse:  # the `elif` becomes the `if`
+                line, col = ctx.line_col(ctx.span(branch.stmt)[0])
+                return Fix(rw.safety, statement_edits=(StatementEdit(line, col, keep_orelse),), drop_unused_imports=rw.drops)
+            return Fix(rw.safety, edits=(delete_statement(ctx, branch.stmt),), drop_unused_imports=rw.drops)
+        edits = [ctx.replace(rw.node, rw.text)]
+        imports = rw.imports
+        meshy = any(isinstance(d, ast.Attribute) and d.attr in MESH_ATTRIBUTES for d, _, _ in rw.dependents)
+        if branch is not None and meshy and isinstance(branch.subject, ast.Name):
+            named, more = importer(ctx).reference(NAMED_SHARDING, at=branch.call)
+            subject = branch.subject.id
+            edits = [ctx.replace(branch.call, f"isinstance({subject}, {rw.text}) and isinstance({subject}.sharding, {named})")]
+            imports += more
+            rw.message += ("; the test narrows to arrays with a `NamedSharding`, the ones with the `.sharding.mesh`/"
+                           "`.sharding.spec` this branch reads")
+        edits += [edit for _, _, edit in rw.dependents]
+        return Fix(rw.safety, edits=tuple(edits), add_imports=imports, drop_unused_imports=rw.drops)
+
     # references to the module's names --------------------------------------------------
-    def _member_references(self) -> List[Tuple[ast.expr, str]]:
-        """(node, member) for each Name/Attribute that names ``GDA_MODULE.member``."""
-        out = []
-        prefix = GDA_MODULE + "."
-        for node, q in self.ctx.qualified():
-            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]  # a Name or an Attribute: has a ctx
-                continue
-            if q.startswith(prefix) and "." not in q[len(prefix):] and self._through_import(node):
-                out.append((node, q[len(prefix):]))
-        return out
-
-    def _through_import(self, node: ast.expr) -> bool:
-        """Whether the chain's root is bound by imports (and ``x = None`` fallbacks) only: uses of
-        a variable assigned from the class (``kind = gda_lib.GlobalDeviceArray``) are not rewritten,
-        the assignment is."""
-        root = node
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name):
-            return False
-        resolver = self.ctx.resolver
-        owner = resolver.lookup(root.id, resolver.scope_of(root))
-        return owner is not None and all(b.kind in ("import", "none") for b in owner.bindings[root.id])
-
     def _member(self, node: ast.expr, member: str) -> None:
         ctx = self.ctx
         parent = ctx.parent(node)
@@ -351,6 +363,17 @@ class _Checker:
                          "this check turned GDAs away, and with `jax.Array` it would turn away every array; "
                          "no array is a GDA any more", "delete the check, or test for what the code cannot handle")
             return
+        branch = gda_branch(ctx, node) if kind == "check" else None
+        if branch is not None and branch.handled_by is not None:
+            handled = f"`{_short(ctx.text(branch.handled_by))}` at line {branch.handled_by.lineno}"
+            message = ("`GlobalDeviceArray` was removed in JAX 0.4.7: this branch only ran for GDAs, and with jax.Array "
+                       f"every array takes the one for {handled}")
+            if branch.is_elif:
+                self._report(node, f"{message}: delete this `elif` branch", None)
+                return
+            self._rewrite(node, f"{message}; the branch goes (as upstream migrations removed it)", array, "unsafe",
+                          imports, branch)
+            return
         message = "`GlobalDeviceArray` was removed in JAX 0.4.7: jax.Array replaced it"
         safety: FixSafety = "safe"
         if kind is None:
@@ -360,10 +383,12 @@ class _Checker:
             message += (", but every array is a jax.Array now: this check is also true for arrays that were not "
                         "GDAs, so review what it decides")
             safety = "unsafe"
-        self._rewrite(node, message, array, safety, imports)
+        self._rewrite(node, message, array, safety, imports, branch)
 
-    def _rewrite(self, node: ast.expr, message: str, text: str, safety: FixSafety, imports) -> None:
-        self.rewrites[id(node)] = _Rewrite(node, message, text, safety, imports, importer(self.ctx).root_import(node))
+    def _rewrite(self, node: ast.expr, message: str, text: str, safety: FixSafety, imports,
+                 branch: Optional[GdaBranch] = None) -> None:
+        drops = importer(self.ctx).root_import(node)
+        self.rewrites[id(node)] = _Rewrite(node, message, text, safety, imports, drops, branch=branch)
         self.fixed[id(node)] = safety == "safe"
 
     def _report(self, node: ast.AST, message: str, suggestion: Optional[str]) -> None:
@@ -412,43 +437,20 @@ class _Checker:
     # imports -----------------------------------------------------------------------------
     def _imports(self) -> None:
         ctx = self.ctx
-        for stmt in ctx.nodes(ast.Import):
-            for alias in stmt.names:
-                if canonical(alias.name) != GDA_MODULE:
-                    continue
-                uses: Sequence[ast.expr]
-                if alias.asname:
-                    uses = ctx.loads_of(alias.asname, GDA_MODULE)
-                else:
-                    uses = [n for n in ctx.references(GDA_MODULE) if isinstance(n, ast.Attribute)]
-                if not uses:  # the same drop as for `jax.experimental.maps` (keeps `import jax` when needed)
-                    self.findings.append(self.rule.dropped_import(ctx, stmt, alias))
-                else:
-                    self._still_used(alias, alias.name, [u for u in uses if not self._module_use_fixed(u)])
-        for frm in ctx.nodes(ast.ImportFrom):
-            if frm.level or not frm.module:
-                continue
-            unused = []
-            for alias in frm.names:
-                full = canonical(f"{frm.module}.{alias.name}") or ""
-                local = alias.asname or alias.name
-                if alias.name == "*" and canonical(frm.module) == GDA_MODULE:
-                    self._report(alias, f"`{GDA_MODULE}` was removed in JAX 0.4.7: this import fails", None)
-                    continue
-                if full == GDA_MODULE:
-                    uses = ctx.loads_of(local, GDA_MODULE)
-                    left = [u for u in uses if not self._module_use_fixed(u)]
-                elif full.startswith(GDA_MODULE + ".") and "." not in full[len(GDA_MODULE) + 1:]:
-                    uses = ctx.loads_of(local, full)
-                    left = [u for u in uses if not self.fixed.get(id(u), False)]
-                else:
-                    continue
-                if not uses:
-                    unused.append(alias)
-                else:
-                    self._still_used(alias, full, left)
-            if unused:
-                self.findings.append(self._drop_aliases(frm, unused))
+        unused: Dict[int, Tuple[ast.ImportFrom, List[ast.alias]]] = {}
+        for imp in gda_module_imports(ctx):
+            if imp.star:
+                self._report(imp.alias, f"`{GDA_MODULE}` was removed in JAX 0.4.7: this import fails", None)
+            elif imp.uses and imp.is_module:
+                self._still_used(imp.alias, imp.what, [u for u in imp.uses if not self._module_use_fixed(u)])
+            elif imp.uses:
+                self._still_used(imp.alias, imp.what, [u for u in imp.uses if not self.fixed.get(id(u), False)])
+            elif isinstance(imp.stmt, ast.Import):  # as for `jax.experimental.maps` (keeps `import jax` when needed)
+                self.findings.append(self.rule.dropped_import(ctx, imp.stmt, imp.alias))
+            else:
+                unused.setdefault(id(imp.stmt), (imp.stmt, []))[1].append(imp.alias)
+        for stmt, aliases in unused.values():
+            self.findings.append(self._drop_aliases(stmt, aliases))
 
     def _module_use_fixed(self, use: ast.expr) -> bool:
         """Whether a use of the module itself (``gda_lib`` in ``gda_lib.X``) goes away with a fix."""
