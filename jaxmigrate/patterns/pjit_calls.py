@@ -9,7 +9,16 @@ from typing import Iterator, List, Optional, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Edit, ImportRef
 from jaxmigrate.patterns.era import gda_era_evidence
-from jaxmigrate.patterns.gda import FROM_GDA, MULTIHOST_UTILS, PARTIAL, PJIT, is_multi_process, spec_source
+from jaxmigrate.patterns.gda import (
+    FROM_GDA,
+    MULTIHOST_UTILS,
+    PARTIAL,
+    PJIT,
+    is_multi_process,
+    outputs_are_global,
+    spec_source,
+)
+from jaxmigrate.patterns.provenance import GLOBAL, HOST, UNKNOWN, provenance
 
 #: pjit's keywords removed in JAX 0.4.14, and the ones that replaced them
 AXIS_RESOURCES_RENAMES = {"in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"}
@@ -212,8 +221,28 @@ def _host_local_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Cal
         if pj.name is None:
             sites.append((pj, None))
             continue
-        sites.extend((pj, site) for site in call_sites(ctx, pj) if not _converted(ctx, site))
+        sites.extend((pj, site) for site in call_sites(ctx, pj) if _pending(ctx, site))
     return sites
+
+
+def _pending(ctx: FileContext, site: ast.Call) -> bool:
+    """Whether an argument may be host data still (not global, not a Python number), or the call
+    passes none it can tell (``f(*args)``, ``f(x=batch)``): not converted yet."""
+    if not site.args or site.keywords or any(isinstance(a, ast.Starred) for a in site.args):
+        return not _converted(ctx, site)
+    return any(kind in (HOST, UNKNOWN) for kind in argument_kinds(ctx, site))
+
+
+def argument_kinds(ctx: FileContext, site: ast.Call) -> List[str]:
+    """The provenance of each argument of ``site`` (patterns/provenance.py): the outputs of the
+    module's pjitted functions are global if it turned on GDA outputs, else host-local."""
+    names = ctx.memo("pjit_calls.pjit names", lambda c: {pj.name for pj in pjit_calls(c) if pj.name})
+    output = GLOBAL if outputs_are_global(ctx) else HOST
+
+    def pjit_output(call: ast.Call) -> Optional[str]:
+        return output if isinstance(call.func, ast.Name) and call.func.id in names else None
+
+    return [provenance(ctx, a, pjit_output) for a in site.args]
 
 
 def _converted(ctx: FileContext, site: ast.Call) -> bool:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Sequence
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import insert_before, statement_prefix
-from jaxmigrate.core.findings import Edit, Finding, Fix
+from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
 from jaxmigrate.patterns.era import gda_era_evidence, written_evidence
 from jaxmigrate.patterns.gda import (
     MULTI_PROCESS_MARKERS,
@@ -19,12 +19,14 @@ from jaxmigrate.patterns.gda import (
 )
 from jaxmigrate.patterns.pjit_calls import (
     PjitCall,
+    argument_kinds,
     host_local_output,
     host_local_sites,
     mesh_for,
     out_value,
     statement_of,
 )
+from jaxmigrate.patterns.provenance import HOST, UNKNOWN
 from jaxmigrate.prefilter import name_triggers
 from jaxmigrate.rules.base import Example, Rule, snippet
 
@@ -46,6 +48,13 @@ class HostLocalInputs(Rule):
     specs cannot be resolved in the module, the finding carries the code to write, one statement
     a line: the conversion of the inputs, then the call's own statement (its targets kept) with the
     output converted; the JSON and SARIF outputs and `fix --report` show it.
+
+    Only host data is converted: numpy arrays and what is computed from them, this process's slice
+    (`batch[jax.process_index()]`), containers of those, and the outputs of the module's pjits
+    (host-local unless the module turned on GDA outputs). A GDA, an array made by `device_put` or
+    `make_array_from_*` (global already) and a Python number (which the conversion cannot take)
+    are passed as they are; an argument whose origin the module does not show (a parameter, a
+    loop variable) makes the call reported with the code to write, not converted.
 
     The safe fixes rewrite some of that evidence (JM101 spells `in_shardings`): a `fix` run keeps the
     era of the text as given for its findings and says so in them. Review those calls in that run,
@@ -74,10 +83,12 @@ class HostLocalInputs(Rule):
         Example(
             snippet("""
                 import jax
+                import numpy as np
                 from jax.experimental.pjit import pjit
                 from jax.sharding import PartitionSpec as P
 
-                def train(step, mesh, params, batch):
+                def train(step, mesh, batch):
+                    params = np.zeros(4)
                     p_step = pjit(step, in_axis_resources=(None, P("data")), out_axis_resources=None)
                     with mesh:
                         loss = p_step(params, batch[jax.process_index()])
@@ -85,11 +96,13 @@ class HostLocalInputs(Rule):
             """),
             snippet("""
                 import jax
+                import numpy as np
                 from jax.experimental import multihost_utils
                 from jax.experimental.pjit import pjit
                 from jax.sharding import PartitionSpec as P
 
-                def train(step, mesh, params, batch):
+                def train(step, mesh, batch):
+                    params = np.zeros(4)
                     p_step = pjit(step, in_axis_resources=(None, P("data")), out_axis_resources=None)
                     with mesh:
                         params_global, arg2_global = multihost_utils.host_local_array_to_global_array(
@@ -98,6 +111,52 @@ class HostLocalInputs(Rule):
                     return loss
             """),
             unsafe=True,
+            title="numpy data and this process's slice of a batch are converted",
+        ),
+        Example(
+            snippet("""
+                import jax
+                import numpy as np
+                from jax.experimental.pjit import pjit
+                from jax.sharding import NamedSharding, PartitionSpec as P
+
+                def train(step, mesh, batch):
+                    params = jax.device_put(np.zeros(4), NamedSharding(mesh, P()))
+                    p_step = pjit(step, in_axis_resources=(None, P("data"), None), out_axis_resources=None)
+                    with mesh:
+                        return p_step(params, batch[jax.process_index()], 0.1)
+            """),
+            snippet("""
+                import jax
+                import numpy as np
+                from jax.experimental import multihost_utils
+                from jax.experimental.pjit import pjit
+                from jax.sharding import NamedSharding, PartitionSpec as P
+
+                def train(step, mesh, batch):
+                    params = jax.device_put(np.zeros(4), NamedSharding(mesh, P()))
+                    p_step = pjit(step, in_axis_resources=(None, P("data"), None), out_axis_resources=None)
+                    with mesh:
+                        arg2_global, = multihost_utils.host_local_array_to_global_array(
+                            (batch[jax.process_index()],), mesh, (P("data"),))
+                        return multihost_utils.global_array_to_host_local_array(p_step(params, arg2_global, 0.1), mesh, P())
+            """),
+            unsafe=True,
+            title="a global jax.Array and a Python number are passed as they are",
+        ),
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
+
+                def train(step, mesh, params, batch):
+                    p_step = pjit(step, in_axis_resources=(None, P("data")), out_axis_resources=None)
+                    with mesh:
+                        return p_step(params, batch[jax.process_index()])
+            """),
+            flagged=True,
+            title="an argument whose origin is not visible (a parameter) is reported, not converted",
         ),
         Example(
             snippet("""
@@ -158,37 +217,64 @@ class HostLocalInputs(Rule):
                                    f"pjit; jax.Array takes them as global values{note}",
                                    suggestion=_suggestion(ctx, pj, None, outputs_global))
             else:
-                yield self._site(ctx, pj, site, outputs_global, note)
+                finding = self._site(ctx, pj, site, outputs_global, note)
+                if finding is not None:
+                    yield finding
 
-    def _site(self, ctx: FileContext, pj: PjitCall, site: ast.Call, outputs_global: bool, note: str) -> Finding:
+    def _site(self, ctx: FileContext, pj: PjitCall, site: ast.Call, outputs_global: bool, note: str) -> Optional[Finding]:
         message = (f"`{pj.name}` was written for host-local inputs (GDA-era pjit assembled each process's slice into "
                    f"the global array); jax.Array takes them as global values: convert with `multihost_utils`{note}")
         reason = _cannot(ctx, pj, site)
+        kinds = argument_kinds(ctx, site)
+        unknown = [a for a, k in zip(site.args, kinds) if k == UNKNOWN]
+        convert = [i for i, k in enumerate(kinds) if k == HOST]
+        if not reason and unknown:
+            reason = (f"where `{_short(ctx.text(unknown[0]))}` comes from is not visible here: convert it if it is this "
+                      "process's data, not if it is a global jax.Array or a Python number")
+        elif not reason and len(convert) < len(kinds) and not _is_tuple(pj.value):
+            reason = "some arguments are global or Python numbers and the specs are not a tuple: convert the others by hand"
         if reason:
             return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site, outputs_global))
+        if not convert:
+            return None  # global values and Python numbers (converted already, or never host-local)
         mesh = mesh_for(ctx, site)
         stmt = statement_of(ctx, site)
         mhu, imports = importer(ctx).reference(MULTIHOST_UTILS, at=site)
-        names = _global_names(ctx, site.args)
-        args = [ctx.text(a) for a in site.args]
-        if len(args) == 1 and _is_tuple(pj.value):  # one argument, one spec
+        converted = [site.args[i] for i in convert]
+        names = _global_names(ctx, converted, convert)
+        args = [ctx.text(a) for a in converted]
+        more: Tuple[ImportRef, ...] = ()
+        if len(convert) < len(kinds):  # global values and numbers are passed as they are
+            elts = pj.value.elts  # type: ignore[attr-defined]  # pj.value is a tuple: checked above
+            specs = [spec_source(ctx, elts[i], site) for i in convert]
+            spec_text = ", ".join(s for s, _ in specs) + ("," if len(specs) == 1 else "")
+            more = tuple(r for _, refs in specs for r in refs)
+            one = "," if len(names) == 1 else ""
+            lines = [f"{', '.join(names)}{one} = {mhu}.host_local_array_to_global_array(\n"
+                     f"    ({', '.join(args)}{one}), {mesh}, ({spec_text}))"]
+        elif len(args) == 1 and _is_tuple(pj.value):  # one argument, one spec
             in_spec, more = spec_source(ctx, pj.value.elts[0], site)  # type: ignore[attr-defined]  # pj.value is a tuple: _is_tuple
-            line = f"{names[0]} = {mhu}.host_local_array_to_global_array({args[0]}, {mesh}, {in_spec})"
+            lines = [f"{names[0]} = {mhu}.host_local_array_to_global_array({args[0]}, {mesh}, {in_spec})"]
         elif len(args) == 1:  # a spec for the tuple of arguments (a prefix, as pjit read it)
             in_spec, more = spec_source(ctx, pj.value, site)
-            line = f"{names[0]}, = {mhu}.host_local_array_to_global_array(({args[0]},), {mesh}, {in_spec})"
+            lines = [f"{names[0]}, = {mhu}.host_local_array_to_global_array(({args[0]},), {mesh}, {in_spec})"]
         else:
             in_spec, more = spec_source(ctx, pj.value, site)
-            line = (f"{', '.join(names)} = {mhu}.host_local_array_to_global_array(\n"
-                    f"    ({', '.join(args)}), {mesh}, {in_spec})")
-        edits: List[Edit] = [insert_before(ctx, stmt, [line])]  # type: ignore[arg-type]  # stmt is set: _cannot checked it
-        edits += [ctx.replace(a, n) for a, n in zip(site.args, names)]
+            lines = [f"{', '.join(names)} = {mhu}.host_local_array_to_global_array(\n"
+                     f"    ({', '.join(args)}), {mesh}, {in_spec})"]
+        edits: List[Edit] = [insert_before(ctx, stmt, lines)]  # type: ignore[arg-type]  # stmt is set: _cannot checked it
+        edits += [ctx.replace(a, n) for a, n in zip(converted, names)]
         if not outputs_global:
             out_edits, extra = host_local_output(ctx, pj, site, mhu, mesh)  # type: ignore[arg-type]  # mesh is set: _cannot checked it
             edits += out_edits
             more += extra
         fix = Fix("unsafe", edits=tuple(edits), add_imports=tuple(imports) + more)
         return self.finding(ctx, site, message, fix)
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _inherited_era(ctx: FileContext) -> str:
@@ -258,9 +344,10 @@ def _visible_at(ctx: FileContext, spec: ast.expr, site: ast.AST) -> bool:
     return True
 
 
-def _global_names(ctx: FileContext, args: Sequence[ast.expr]) -> List[str]:
+def _global_names(ctx: FileContext, args: Sequence[ast.expr], positions: Sequence[int]) -> List[str]:
+    """A new name for each converted argument: ``x_global``, or ``argN_global`` by its position."""
     names: List[str] = []
-    for i, arg in enumerate(args):
+    for i, arg in zip(positions, args):
         base = f"{arg.id}_global" if isinstance(arg, ast.Name) else f"arg{i + 1}_global"
         name, k = base, 2
         while ctx.resolver.bound_in_any_scope(name) or name in names:

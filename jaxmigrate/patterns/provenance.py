@@ -1,0 +1,89 @@
+"""Where a pjit argument's value comes from, as far as the module shows: JM504 converts host data
+only. A GDA, a ``jax.Array`` made by ``device_put`` or ``make_array_from_*``, or the output of a
+pjit whose outputs were GDAs is global already; a Python number cannot go through
+``host_local_array_to_global_array`` at all (it raises "device_put expects an array with exactly
+one shard" on two processes); anything else unseen is unknown, and reported rather than converted.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, Optional
+
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.patterns.gda import CONSTRUCTORS, MULTIHOST_UTILS
+
+HOST, GLOBAL, SCALAR, UNKNOWN = "host", "global", "scalar", "unknown"
+GLOBAL_MAKERS = frozenset((
+    "jax.device_put", "jax.make_array_from_callback", "jax.make_array_from_single_device_arrays",
+    "jax.make_array_from_process_local_data", f"{MULTIHOST_UTILS}.host_local_array_to_global_array", *CONSTRUCTORS,
+))
+HOST_MAKERS = frozenset((f"{MULTIHOST_UTILS}.global_array_to_host_local_array", f"{MULTIHOST_UTILS}.process_allgather"))
+SCALAR_MAKERS = frozenset(("float", "int", "bool", "complex", "len"))  # builtins
+PROCESS_INDEX = ("jax.process_index", "jax.host_id")
+COUNTS = frozenset((*PROCESS_INDEX, "jax.process_count", "jax.host_count", "jax.device_count", "jax.local_device_count"))
+
+
+def provenance(ctx: FileContext, expr: ast.expr, pjit_output: Callable[[ast.Call], Optional[str]],
+               depth: int = 0) -> str:
+    """HOST, GLOBAL, SCALAR or UNKNOWN for ``expr``. ``pjit_output(call)`` answers for a call of a
+    pjitted function (None: it is not one)."""
+    if depth > 4:
+        return UNKNOWN
+    if isinstance(expr, ast.Constant):
+        return SCALAR if isinstance(expr.value, (int, float, complex)) else UNKNOWN
+    if isinstance(expr, ast.UnaryOp):
+        return provenance(ctx, expr.operand, pjit_output, depth + 1)
+    if isinstance(expr, ast.Subscript):
+        if any(ctx.qualname(n.func) in PROCESS_INDEX for n in ast.walk(expr.slice) if isinstance(n, ast.Call)):
+            return HOST  # this process's slice
+        inner = provenance(ctx, expr.value, pjit_output, depth + 1)
+        return inner if inner == HOST else UNKNOWN
+    if isinstance(expr, ast.Call):
+        return _call(ctx, expr, pjit_output)
+    if isinstance(expr, ast.BinOp):
+        kinds = {provenance(ctx, side, pjit_output, depth + 1) for side in (expr.left, expr.right)}
+        return HOST if kinds <= {HOST, SCALAR} and HOST in kinds else SCALAR if kinds == {SCALAR} else UNKNOWN
+    if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts:
+        kinds = {provenance(ctx, e, pjit_output, depth + 1) for e in expr.elts}
+        return HOST if kinds == {HOST} else UNKNOWN
+    if isinstance(expr, ast.Name):
+        return _name(ctx, expr, pjit_output, depth)
+    return UNKNOWN
+
+
+def _call(ctx: FileContext, call: ast.Call, pjit_output: Callable[[ast.Call], Optional[str]]) -> str:
+    callee = ctx.qualname(call.func) or ""
+    if callee.startswith("numpy."):
+        return HOST
+    if callee in GLOBAL_MAKERS:
+        return GLOBAL
+    if callee in HOST_MAKERS:
+        return HOST
+    if callee in COUNTS:
+        return SCALAR
+    if isinstance(call.func, ast.Name) and call.func.id in SCALAR_MAKERS and ctx.qualname(call.func) is None:
+        return SCALAR
+    if isinstance(call.func, ast.Attribute) and ctx.qualname(call.func) is None:  # `x.reshape(...)`, `x.astype(...)`
+        return HOST if provenance(ctx, call.func.value, pjit_output, 1) == HOST else UNKNOWN
+    return pjit_output(call) or UNKNOWN
+
+
+def _name(ctx: FileContext, name: ast.Name, pjit_output: Callable[[ast.Call], Optional[str]], depth: int) -> str:
+    """What every binding of ``name`` that may reach it gives (all the same kind, else UNKNOWN)."""
+    bindings = ctx.bindings(name)
+    kinds = set()
+    for b in bindings:
+        stmt = b.node
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            return UNKNOWN  # a parameter, a loop variable, an import...
+        target = stmt.targets[0]
+        if isinstance(target, ast.Name):
+            kinds.add(provenance(ctx, stmt.value, pjit_output, depth + 1))
+        else:  # `w, out = step(w, batch)`: a pjit's outputs (or a conversion's) are alike
+            unpacked = isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Call)
+            output = _call(ctx, stmt.value, pjit_output) if unpacked else UNKNOWN  # type: ignore[arg-type]  # a Call: unpacked
+            if output in (UNKNOWN, SCALAR):
+                return UNKNOWN
+            kinds.add(output)
+    return kinds.pop() if len(kinds) == 1 else UNKNOWN
