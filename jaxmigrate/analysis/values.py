@@ -9,7 +9,7 @@ class, a ``type(x) is C`` comparison).
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 
@@ -71,6 +71,16 @@ def why_rebound(ctx: FileContext, stmt: ast.Assign) -> Optional[str]:
     return None
 
 
+def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's body, not those of the functions and classes defined in it."""
+    todo = list(ast.iter_child_nodes(function))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
 class InstanceFacts:
     """What a file says of one class's instances (``cls``, a qualified name): values that
     ``makers`` (qualified callables) return are instances; ``names_class`` says whether a string
@@ -105,7 +115,7 @@ class InstanceFacts:
 
     def _binding(self, name: str, stmt: Optional[ast.AST]) -> Tuple[object, Optional[ast.AST]]:
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
-            return self._is_made(stmt.value), None
+            return (True, None) if self._is_made(stmt.value) else self._returned(stmt.value)
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             if stmt.value is not None and self._is_made(stmt.value):
                 return True, None
@@ -121,6 +131,21 @@ class InstanceFacts:
                     ref = self._annotation_ref(ann)
                     return ref is not None, ref
         return False, None
+
+    def _returned(self, value: ast.expr) -> Tuple[object, Optional[ast.AST]]:
+        """A call of a function of this module that returns an instance: its return annotation
+        says so (the evidence), or each of its ``return`` statements returns a value a maker makes."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return False, None
+        bindings = self.ctx.bindings(value.func)
+        function = bindings[0].node if len(bindings) == 1 else None
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False, None
+        if function.returns is not None:
+            ref = self._annotation_ref(function.returns)
+            return ref is not None, ref
+        returns = [n for n in _own_nodes(function) if isinstance(n, ast.Return)]
+        return bool(returns) and all(r.value is not None and self._is_made(r.value) for r in returns), None
 
     def _field_annotation(self, receiver: ast.Attribute) -> Optional[ast.expr]:
         """``self.params`` in a method of a class whose body declares ``params: TheClass``."""
