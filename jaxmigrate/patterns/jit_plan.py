@@ -141,6 +141,42 @@ def mesh_withs(ctx: FileContext) -> List[MeshWith]:
     return found
 
 
+def mesh_as_function(ctx: FileContext) -> List[ast.expr]:
+    """A mesh used as a decorator (``@mesh``) or called on a function (``mesh(f)``): a Mesh is a
+    ContextDecorator, and either enters the `with mesh:` context at each call, which ``jax.jit``
+    does not see (it needs ``jax.set_mesh``, which decorates nothing)."""
+    return ctx.memo("jit_plan.mesh_as_function", _mesh_as_function)
+
+
+def _mesh_as_function(ctx: FileContext) -> List[ast.expr]:
+    if not uses_jax(ctx):
+        return []
+    found: List[ast.expr] = []
+    functions: List[ast.FunctionDef | ast.AsyncFunctionDef] = [*ctx.nodes(ast.FunctionDef), *ctx.nodes(ast.AsyncFunctionDef)]
+    found += [d for f in functions for d in f.decorator_list if _mesh_value(ctx, d)]
+    # a call of a name only: `cfg.get_mesh(axes)` makes a mesh, `mesh(f)` enters one
+    found += [call for call in ctx.nodes(ast.Call) if isinstance(call.func, ast.Name)
+              and len(call.args) == 1 and not call.keywords and _mesh_value(ctx, call.func)]
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
+MESH_ATTRIBUTES = ("mesh", "global_mesh", "device_mesh")  # `@self.mesh`: an attribute that holds one
+
+
+def _mesh_value(ctx: FileContext, expr: ast.expr) -> bool:
+    """A name or attribute that holds a mesh (not a function or class named like one)."""
+    name = expr.id if isinstance(expr, ast.Name) else expr.attr if isinstance(expr, ast.Attribute) else ""
+    if "mesh" not in name.lower() or isinstance(expr, ast.Attribute) and name.lower() not in MESH_ATTRIBUTES:
+        return False
+    if isinstance(expr, ast.Name):
+        bindings = ctx.bindings(expr)
+        defined = (ast.ClassDef, ast.Import, ast.ImportFrom)
+        if not bindings or any(isinstance(b.node, defined) or isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                               and b.node.name == expr.id for b in bindings):
+            return False  # a function, class or import named like a mesh
+    return is_mesh(ctx, expr)
+
+
 def uses_jax(ctx: FileContext) -> bool:
     """Whether the module imports anything from JAX (a name like ``mesh_lock`` is no mesh elsewhere)."""
     imports: List[ast.Import | ast.ImportFrom] = [*ctx.nodes(ast.Import), *ctx.nodes(ast.ImportFrom)]
@@ -173,6 +209,9 @@ def _module_blocker(ctx: FileContext) -> Optional[str]:
     for w in mesh_withs(ctx) if uses_jax(ctx) else ():
         if w.problem:
             return f"the `with` on line {w.statement.lineno} needs a person"
+    for called in mesh_as_function(ctx) if pjit_uses(ctx) else ():
+        return (f"the mesh on line {called.lineno} is used as a decorator or called on a function: that enters the "
+                "`with mesh:` context, which `jax.jit` does not see")
     if ctx.attributes("thread_resources") or ctx.names("thread_resources"):
         return "the module reads `thread_resources`, which `jax.set_mesh` does not set"
     return None

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import insert_before
 from jaxmigrate.core.findings import Edit, Finding, Fix
-from jaxmigrate.patterns.jit_plan import mesh_withs, module_blocker, uses_jax
+from jaxmigrate.patterns.jit_plan import mesh_as_function, mesh_withs, module_blocker, uses_jax
 from jaxmigrate.prefilter import has_with_statement, raw
 from jaxmigrate.rules.base import Example, Rule, snippet
 
+# `@mesh` or `mesh(f)`: a mesh used as a decorator or called (see ``wants``)
+_MESH_AS_FUNCTION = re.compile(rb"@[\w.]*mesh\s*$|mesh\(\s*[\w.]+\s*\)", re.IGNORECASE | re.MULTILINE)
 SET_MESH_NAME = "jax.set_mesh"
 SET_MESH_SINCE = "0.7.1"
+
+
 class MeshContext(Rule):
     """
     ## What it does
@@ -28,7 +33,9 @@ class MeshContext(Rule):
     that nothing names (`m = cfg.build()`, then `with m:`) is not recognised: review the `with`
     blocks of a module whose pjit calls JM701 converts. `with Mesh(...) as m:` becomes `m = Mesh(...)` followed by
     `with jax.set_mesh(m):`, as `jax.set_mesh` binds nothing to `as`. Applied for targets that
-    have `jax.set_mesh` (0.7.1 and later).
+    have `jax.set_mesh` (0.7.1 and later). A mesh used as a decorator (`@mesh`) or called on a
+    function (`mesh(f)`: a Mesh is a ContextDecorator) enters the same legacy context at each
+    call, and `jax.set_mesh` decorates nothing: it is reported, and holds the module's pjit back.
 
     The fix is unsafe and belongs with JM701: `jax.jit` with bare `PartitionSpec`s reads the
     mesh that `jax.set_mesh` sets, while `pjit` created outside the block reads the one `with
@@ -51,7 +58,8 @@ class MeshContext(Rule):
 
     @classmethod
     def wants(cls, data) -> bool:
-        return super().wants(data) and has_with_statement(raw(data))
+        """A `with` statement, or a mesh used as a decorator or called (``@mesh``, ``mesh(f)``)."""
+        return super().wants(data) and (has_with_statement(raw(data)) or _MESH_AS_FUNCTION.search(raw(data)) is not None)
     deprecated_in = "0.10.1"
     replacement_since = SET_MESH_SINCE
     examples = (
@@ -179,6 +187,10 @@ class MeshContext(Rule):
         message = ("`with mesh:` is deprecated since JAX 0.10.1 and gives `jax.jit` no mesh for bare "
                    "PartitionSpecs: use `with jax.set_mesh(mesh):`")
         held = module_blocker(ctx)
+        for use in mesh_as_function(ctx):
+            yield self.finding(ctx, use, "a Mesh used as a decorator or called on a function enters the `with mesh:` "
+                               "context, which gives `jax.jit` no mesh (deprecated since JAX 0.10.1): write "
+                               "`with jax.set_mesh(mesh):` inside the function instead")
         for w in mesh_withs(ctx):
             expr = w.item.context_expr
             if w.problem:
