@@ -36,12 +36,15 @@ with {helper}(("x",)):
 @pytest.mark.parametrize("helper,is_mesh", [("with_mesh", False), ("make_mesh", True)])
 def test_jm702_leaves_with_helpers_alone(helper, is_mesh):
     """`with with_mesh(...)` enters a mesh itself (not a generator here, so only its name tells):
-    `jax.set_mesh(with_mesh(...))` would fail. A factory named like a mesh is one."""
+    `jax.set_mesh(with_mesh(...))` would fail, so it is reported, and the module's pjit stays
+    (`jax.jit` would not see the helper's mesh). A factory named like a mesh is one."""
     source = MESH_HELPERS.format(helper=helper)
-    found = [f.line for f in run(source, fix=False).findings if f.code == "JM702"]
-    assert found == ([source.splitlines().index(f"with {helper}((\"x\",)):") + 1] if is_mesh else [])
+    line = source.splitlines().index(f"with {helper}((\"x\",)):") + 1
+    found = [(f.line, f.fix is not None) for f in run(source, fix=False).findings if f.code == "JM702"]
+    assert found == [(line, is_mesh)]
     fixed = run(source, unsafe=True).text
     assert (f"with jax.set_mesh({helper}(" in fixed) is is_mesh
+    assert ("jax.jit(" in fixed) is is_mesh
 
 
 @pytest.mark.parametrize("line,message", [

@@ -14,7 +14,13 @@ from typing import List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.patterns.gda import FROM_GDA, PJIT
-from jaxmigrate.patterns.pjit_calls import AXIS_RESOURCES_RENAMES, host_local_sites, is_mesh, set_mesh_argument
+from jaxmigrate.patterns.pjit_calls import (
+    AXIS_RESOURCES_RENAMES,
+    host_local_sites,
+    is_mesh,
+    is_mesh_helper,
+    set_mesh_argument,
+)
 
 JIT = "jax.jit"
 # pjit's positional parameters after the function, in order (the same in 0.4.1 and 0.10.2)
@@ -177,6 +183,15 @@ def _mesh_value(ctx: FileContext, expr: ast.expr) -> bool:
     return is_mesh(ctx, expr)
 
 
+def mesh_helper_withs(ctx: FileContext) -> List[ast.expr]:
+    """``with with_mesh(...):``-style items: a helper enters the mesh (see ``is_mesh_helper``)."""
+    if not uses_jax(ctx):
+        return []
+    withs: List[ast.With | ast.AsyncWith] = [*ctx.nodes(ast.With), *ctx.nodes(ast.AsyncWith)]
+    found = [item.context_expr for node in withs for item in node.items if is_mesh_helper(ctx, item.context_expr)]
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
 def uses_jax(ctx: FileContext) -> bool:
     """Whether the module imports anything from JAX (a name like ``mesh_lock`` is no mesh elsewhere)."""
     imports: List[ast.Import | ast.ImportFrom] = [*ctx.nodes(ast.Import), *ctx.nodes(ast.ImportFrom)]
@@ -209,6 +224,9 @@ def _module_blocker(ctx: FileContext) -> Optional[str]:
     for w in mesh_withs(ctx) if uses_jax(ctx) else ():
         if w.problem:
             return f"the `with` on line {w.statement.lineno} needs a person"
+    for helper in mesh_helper_withs(ctx) if pjit_uses(ctx) else ():
+        return (f"the `with` on line {helper.lineno} enters a mesh through a helper, in the `with mesh:` way "
+                "that `jax.jit` does not see")
     for called in mesh_as_function(ctx) if pjit_uses(ctx) else ():
         return (f"the mesh on line {called.lineno} is used as a decorator or called on a function: that enters the "
                 "`with mesh:` context, which `jax.jit` does not see")

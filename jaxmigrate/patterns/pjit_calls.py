@@ -145,7 +145,7 @@ def is_mesh_construction(ctx: FileContext, node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and ctx.qualname(node.func) in MESH_CONSTRUCTORS
 
 
-def _is_generator(ctx: FileContext, callee: ast.expr) -> bool:
+def is_generator(ctx: FileContext, callee: ast.expr) -> bool:
     """Whether ``callee`` names a function of this module that yields (a ``@contextmanager``)."""
     if not isinstance(callee, ast.Name):
         return False
@@ -153,6 +153,16 @@ def _is_generator(ctx: FileContext, callee: ast.expr) -> bool:
     node = bindings[0].node if len(bindings) == 1 else None
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
         isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node))
+
+
+def is_mesh_helper(ctx: FileContext, expr: ast.expr) -> bool:
+    """A call of a context manager that enters a mesh itself: ``with_mesh(...)``-style helpers, or a
+    generator of this module named like a mesh (a ``@contextmanager``)."""
+    if not isinstance(expr, ast.Call):
+        return False
+    callee = expr.func
+    name = callee.id if isinstance(callee, ast.Name) else callee.attr if isinstance(callee, ast.Attribute) else ""
+    return "mesh" in name.lower() and (name.startswith("with_") or is_generator(ctx, callee))
 
 
 def is_mesh(ctx: FileContext, expr: ast.expr, depth: int = 0) -> bool:
@@ -179,7 +189,7 @@ def is_mesh(ctx: FileContext, expr: ast.expr, depth: int = 0) -> bool:
         name = callee.id if isinstance(callee, ast.Name) else callee.attr if isinstance(callee, ast.Attribute) else ""
         # `with with_mesh(...):`, a generator of this module: a context manager that enters a mesh
         # itself, not a mesh (wrapped in `jax.set_mesh`, it fails)
-        return "mesh" in name.lower() and not name.startswith("with_") and not _is_generator(ctx, callee)
+        return "mesh" in name.lower() and not is_mesh_helper(ctx, expr)
     return isinstance(expr, ast.Attribute) and "mesh" in expr.attr.lower()
 
 

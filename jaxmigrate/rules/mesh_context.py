@@ -10,7 +10,7 @@ from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import insert_before
 from jaxmigrate.core.findings import Edit, Finding, Fix
-from jaxmigrate.patterns.jit_plan import mesh_as_function, mesh_withs, module_blocker, uses_jax
+from jaxmigrate.patterns.jit_plan import mesh_as_function, mesh_helper_withs, mesh_withs, module_blocker, uses_jax
 from jaxmigrate.prefilter import has_with_statement, raw
 from jaxmigrate.rules.base import Example, Rule, snippet
 
@@ -187,6 +187,9 @@ class MeshContext(Rule):
         message = ("`with mesh:` is deprecated since JAX 0.10.1 and gives `jax.jit` no mesh for bare "
                    "PartitionSpecs: use `with jax.set_mesh(mesh):`")
         held = module_blocker(ctx)
+        for helper in mesh_helper_withs(ctx):
+            yield self.finding(ctx, helper, "this helper enters a mesh in the `with mesh:` way (deprecated since JAX "
+                               "0.10.1), which gives `jax.jit` no mesh: make it enter `jax.set_mesh(mesh)`")
         for use in mesh_as_function(ctx):
             yield self.finding(ctx, use, "a Mesh used as a decorator or called on a function enters the `with mesh:` "
                                "context, which gives `jax.jit` no mesh (deprecated since JAX 0.10.1): write "
