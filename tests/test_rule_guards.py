@@ -74,3 +74,19 @@ def test_jm401_reports_a_guard_it_cannot_fold():
     findings = [f for f in run(source, ["JM401"], fix=False).findings if f.line == 4]
     assert [(f.code, f.fix, f.suggestion) for f in findings] == [("JM401", None, "True")]
     assert findings[0].message.startswith('`hasattr(..., "live_buffers")` guards a removed API')
+
+
+def test_jm301_folds_the_flag_inside_or_and_not():
+    source = ("import jax\n\n\ndef pick(a, b):\n    if a or (b and jax.config.jax_array):\n        return 1\n"
+              "    while not (b and jax.config.jax_array):\n        break\n    return 0\n")
+    out = run(source, ["JM301"])
+    assert "    if a or b:\n" in out.text and "    while not b:\n" in out.text and out.findings == []
+
+
+def test_jm301_does_not_suggest_true_for_an_output_gda_read_selecting_a_gda_branch():
+    source = ("import jax\n\n\ndef outputs(out):\n    if jax.config.jax_parallel_functions_output_gda:\n"
+              "        return [s.data for s in out.local_shards]\n    return out\n\n\n"
+              "flag = jax.config.jax_parallel_functions_output_gda\n")
+    findings = [f for f in run(source, ["JM301"], fix=False).findings if f.code == "JM301"]
+    assert [(f.line, f.suggestion) for f in findings] == [(5, None), (10, "True")]
+    assert "GlobalDeviceArray (line 6)" in findings[0].message

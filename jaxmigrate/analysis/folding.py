@@ -120,6 +120,11 @@ def fold_true(ctx: FileContext, expr: ast.expr) -> Optional[tuple]:
         text = text if _is_atom(kept) or not _needs_parens(ctx, holder) else f"({text})"
         return (), (_replace_keeping_comments(ctx, holder, kept, text),)
     if not negated and isinstance(holder, ast.BoolOp) and isinstance(holder.op, ast.And) and _is_condition(ctx, holder):
+        others = [v for v in holder.values if v is not expr]
+        start, end = ctx.span(holder)
+        grouped = ctx.source[start - 1:start] == "(" and ctx.source[end:end + 1] == ")"
+        if len(others) == 1 and grouped and _is_atom(others[0]) and "#" not in ctx.source[start:end]:
+            return (), (Edit(start - 1, end + 1, ctx.text(others[0])),)  # `a or (b and flag)`: `a or b`
         return (), (_drop_operand(ctx, holder, expr),)
     return None
 
@@ -172,8 +177,12 @@ def _comments_outside(ctx: FileContext, start: int, end: int, kept: tuple) -> li
 
 
 def _is_condition(ctx: FileContext, node: ast.expr) -> bool:
-    """Only the truth value of ``node`` is used, so ``a and True`` may become ``a``."""
+    """Only the truth value of ``node`` is used, so ``a and True`` may become ``a``: the test of an
+    ``if``/``while``/``assert``/conditional expression, or an operand of an ``and``/``or``/``not``
+    that is one (``if ready or (legacy and flag):``)."""
     holder = ctx.parent(node)
+    if isinstance(holder, (ast.BoolOp, ast.UnaryOp)) and (isinstance(holder, ast.BoolOp) or isinstance(holder.op, ast.Not)):
+        return _is_condition(ctx, holder)
     return isinstance(holder, (ast.If, ast.While, ast.IfExp, ast.Assert)) and holder.test is node
 
 

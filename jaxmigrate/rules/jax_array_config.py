@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, cast
+from typing import Iterator, Optional, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.folding import fold_true
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import delete_statement
+from jaxmigrate.catalog.gda import ATTRIBUTE_RENAMES
 from jaxmigrate.core.findings import Finding, Fix
-from jaxmigrate.patterns.gda import is_multi_process
+from jaxmigrate.patterns.gda import GDA_MODULE, is_multi_process
 from jaxmigrate.rules.base import Example, Rule, snippet
 
 CONFIG = "jax.config"
 JAX_ARRAY = "jax_array"
 OUTPUT_GDA = "jax_parallel_functions_output_gda"
+# attributes only a GlobalDeviceArray had (`.mesh` is common elsewhere: configs, meshes)
+GDA_ONLY_ATTRIBUTES = tuple(a for a in ATTRIBUTE_RENAMES if a != "mesh")
 OPTIONS = (JAX_ARRAY, OUTPUT_GDA)
 
 _COMMENTS_CLOSING_BODY = snippet("""
@@ -38,8 +41,11 @@ class JaxArrayConfig(Rule):
     `jax.config.update("jax_parallel_functions_output_gda", True)`; folds reads of
     `jax.config.jax_array` to `True` where the condition is simple (`if jax.config.jax_array:`
     keeps its body, `if not jax.config.jax_array:` keeps its `else`, `a if jax.config.jax_array
-    else b` becomes `a`); reports every other read, `update("jax_array", False)`, and JAX's
-    internal `jax_array(...)` context manager.
+    else b` becomes `a`, `if a or (b and jax.config.jax_array):` becomes `if a or b:`); reports
+    every other read, `update("jax_array", False)`, and JAX's internal `jax_array(...)` context
+    manager. A read of `jax_parallel_functions_output_gda` is reported with `True` to write,
+    except where the branch it selects uses GlobalDeviceArray: outputs are jax.Arrays, not GDAs,
+    and that branch needs a person.
 
     A folded `if` whose kept branch is empty (`if not jax.config.jax_array: raise ...` with no
     `else`) is deleted with its lines, or becomes `pass` when it was the only statement of its
@@ -177,5 +183,28 @@ class JaxArrayConfig(Rule):
                                         drop_unused_imports=importer(ctx).root_import(node)))
             return self.finding(ctx, node, "`jax_array` is always true since JAX 0.4.7 and the flag was removed in "
                                 "0.4.14: replace this read by `True` and simplify", suggestion="True")
+        branch = _gda_branch(ctx, node)
+        if branch is not None:
+            return self.finding(ctx, node, f"the `{node.attr}` option was removed in JAX 0.4.14: pjit outputs are global "
+                                f"jax.Arrays, not GDAs, and the branch it selects uses GlobalDeviceArray (line "
+                                f"{branch.lineno}): migrate that branch to jax.Array by hand rather than reading `True`")
         return self.finding(ctx, node, f"the `{node.attr}` option was removed in JAX 0.4.14: pjit outputs are global "
                             "jax.Arrays", suggestion="True")
+
+
+def _gda_branch(ctx: FileContext, read: ast.AST) -> Optional[ast.expr]:
+    """The first GlobalDeviceArray use (a name of its module, a GDA-only attribute) in the branch
+    of an ``if`` that a true ``read`` selects, or None."""
+    node: Optional[ast.AST] = read
+    while node is not None and not isinstance(node, (ast.If, ast.IfExp, ast.stmt)):
+        node = ctx.parent(node)
+    if not isinstance(node, (ast.If, ast.IfExp)):
+        return None
+    body = node.body if isinstance(node.body, list) else [node.body]
+    for part in body:
+        for sub in ast.walk(part):
+            if isinstance(sub, ast.Attribute) and sub.attr in GDA_ONLY_ATTRIBUTES:
+                return sub
+            if isinstance(sub, (ast.Name, ast.Attribute)) and (ctx.qualname(sub) or "").startswith(GDA_MODULE):
+                return sub
+    return None
