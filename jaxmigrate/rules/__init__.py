@@ -7,6 +7,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Type
 from jaxmigrate.prefilter import anchors_of
 from jaxmigrate.rules.base import Rule
 from jaxmigrate.rules.deprecated_jax_name import DeprecatedJaxName
+from jaxmigrate.rules.device_buffers import DeviceBuffers
 from jaxmigrate.rules.device_put_sharded import DevicePutSharded
 from jaxmigrate.rules.experimental_shard_map import ExperimentalShardMap
 from jaxmigrate.rules.from_gda import FromGda
@@ -33,6 +34,7 @@ ALL_RULES: Sequence[Type[Rule]] = (  # in code order
     RemovedMapsApi,
     JaxArrayConfig,
     LiveBuffers,
+    DeviceBuffers,
     GdaConstruction,
     GdaAttributes,
     FromGda,

@@ -1,4 +1,5 @@
-"""``Device.live_buffers()`` and ``Client.live_buffers()`` as in JAX 0.4.1.
+"""``Device.live_buffers()`` and ``Client.live_buffers()`` as in JAX 0.4.1, and
+``jax.Array.device_buffers``/``device_buffer`` as in 0.4.21 (removed in 0.4.27).
 
 0.4.1 listed the device buffers alive on a device (a device for each shard of a sharded array)
 and, on a backend client, on all of its devices. A buffer here is the single-device array
@@ -45,7 +46,22 @@ def client_live_buffers(self) -> List[jax.Array]:
     return [buffer for device in self.local_devices() for buffer in _buffers_on(device)]
 
 
+def array_device_buffers(self) -> List[jax.Array]:
+    """``jax.Array.device_buffers`` as in JAX 0.4.21: the array's single-device arrays."""
+    return list(self._arrays)
+
+
+def array_device_buffer(self) -> jax.Array:
+    """``jax.Array.device_buffer`` as in JAX 0.4.21: the one single-device array (else an error)."""
+    if len(self._arrays) == 1:
+        return self._arrays[0]
+    raise ValueError("Length of buffers is greater than 1. Please use `.device_buffers` instead.")
+
+
 def install() -> None:
     device = jax.devices()[0]
     type(device).live_buffers = device_live_buffers
     type(device.client).live_buffers = client_live_buffers
+    array_type = type(jax.numpy.zeros(()))
+    array_type.device_buffers = property(array_device_buffers)
+    array_type.device_buffer = property(array_device_buffer)
