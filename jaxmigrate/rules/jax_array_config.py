@@ -8,9 +8,9 @@ from typing import Iterator, Optional, cast
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.folding import fold_true
 from jaxmigrate.analysis.imports import importer
-from jaxmigrate.analysis.statements import delete_statement
+from jaxmigrate.analysis.statements import delete_statement, drop_argument
 from jaxmigrate.catalog.gda import ATTRIBUTE_RENAMES
-from jaxmigrate.core.findings import Finding, Fix
+from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.patterns.gda import GDA_MODULE, is_multi_process
 from jaxmigrate.rules.base import Example, Rule, snippet
 
@@ -43,7 +43,8 @@ class JaxArrayConfig(Rule):
     keeps its body, `if not jax.config.jax_array:` keeps its `else`, `a if jax.config.jax_array
     else b` becomes `a`, `if a or (b and jax.config.jax_array):` becomes `if a or b:`); reports
     every other read, `update("jax_array", False)`, and JAX's internal `jax_array(...)` context
-    manager. A read of `jax_parallel_functions_output_gda` is reported with `True` to write,
+    manager. `jax_array=True` goes from a test's `jtu.with_config(...)` (the decorator with it,
+    when nothing else is left); another value there is reported. A read of `jax_parallel_functions_output_gda` is reported with `True` to write,
     except where the branch it selects uses GlobalDeviceArray: outputs are jax.Arrays, not GDAs,
     and that branch needs a person.
 
@@ -75,6 +76,30 @@ class JaxArrayConfig(Rule):
     removed_in = "0.4.14"
     replacement_since = "0.4.7"
     examples = (
+        Example(
+            snippet("""
+                from jax._src import test_util as jtu
+
+                @jtu.with_config(jax_array=True)
+                class ArrayTest(jtu.JaxTestCase):
+                    pass
+
+                @jtu.with_config(jax_array=True, jax_enable_x64=True)
+                class X64Test(jtu.JaxTestCase):
+                    pass
+            """),
+            snippet("""
+                from jax._src import test_util as jtu
+
+                class ArrayTest(jtu.JaxTestCase):
+                    pass
+
+                @jtu.with_config(jax_enable_x64=True)
+                class X64Test(jtu.JaxTestCase):
+                    pass
+            """),
+            title="a test's `with_config(jax_array=True)`: the decorator goes when nothing else is left in it",
+        ),
         Example(
             snippet("""
                 import jax
@@ -142,8 +167,11 @@ class JaxArrayConfig(Rule):
         for call, _ in ctx.calls_to("jax._src.test_util.with_config"):
             for kw in call.keywords:
                 if kw.arg in OPTIONS:
+                    fix = None
+                    if isinstance(kw.value, ast.Constant) and kw.value.value is True:  # what jax.Array always is
+                        fix = Fix("safe", edits=(_without_keyword(ctx, call, kw),))
                     yield self.finding(ctx, kw, f"the `{kw.arg}` option no longer exists: drop `{kw.arg}=` from "
-                                       "`with_config` (jax.Array is always on)")
+                                       "`with_config` (jax.Array is always on)", fix)
 
     def _update(self, ctx: FileContext, call: ast.Call) -> Iterator[Finding]:
         if len(call.args) != 2 or not isinstance(call.args[0], ast.Constant) or call.args[0].value not in OPTIONS:
@@ -208,3 +236,22 @@ def _gda_branch(ctx: FileContext, read: ast.AST) -> Optional[ast.expr]:
             if isinstance(sub, (ast.Name, ast.Attribute)) and (ctx.qualname(sub) or "").startswith(GDA_MODULE):
                 return sub
     return None
+
+
+def _without_keyword(ctx: FileContext, call: ast.Call, kw: ast.keyword) -> Edit:
+    """The edit that drops ``kw`` from ``call``; a decorator left with no argument goes with its line."""
+    parent = ctx.parent(call)
+    alone = len(call.keywords) == 1 and not call.args
+    if alone and isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and call in parent.decorator_list:
+        start, end = ctx.span(call)
+        first, _ = ctx.line_col(start)
+        last, _ = ctx.line_col(end)
+        if ctx.line_text(first)[:start - ctx.line_start(first)].strip() == "@" and not trailing_code(ctx, end, last):
+            return Edit(ctx.line_start(first), ctx.line_start(last) + len(ctx.line_text(last)), "")
+    return drop_argument(ctx, call, kw)
+
+
+def trailing_code(ctx: FileContext, end: int, line: int) -> bool:
+    """Whether code (not a comment) follows offset ``end`` on its line."""
+    rest = ctx.source[end:ctx.line_start(line) + len(ctx.line_text(line))].strip()
+    return bool(rest) and not rest.startswith("#")
