@@ -268,3 +268,26 @@ def _converted(ctx: FileContext, site: ast.Call) -> bool:
         ):
             return False
     return bool(site.args)
+
+
+PARTITIONING_METHODS = ("partition", "compile")
+
+
+def partitioned_calls(ctx: FileContext) -> List[Tuple[ast.Call, ast.Call]]:
+    """In GDA-era multi-process code, (call, origin) for each call of a function a partitioner made
+    (``f = self._partitioner.partition(fn, ...)``, ``.compile(...)``: pjit inside a project's
+    object, which JM504 cannot see into), ``origin`` being the ``partition``/``compile`` call."""
+    if not is_multi_process(ctx) or gda_era_evidence(ctx) is None:
+        return []
+    made = {}  # the target's text -> the partition/compile call that made it
+    for stmt in ctx.nodes(ast.Assign):
+        value = stmt.value
+        if (len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Name, ast.Attribute))
+                and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and value.func.attr in PARTITIONING_METHODS and "partitioner" in ctx.text(value.func.value).lower()):
+            made[ctx.text(stmt.targets[0])] = value
+    if not made:
+        return []
+    found = [(call, made[ctx.text(call.func)]) for call in ctx.nodes(ast.Call)
+             if isinstance(call.func, (ast.Name, ast.Attribute)) and ctx.text(call.func) in made]
+    return sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))

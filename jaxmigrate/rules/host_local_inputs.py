@@ -24,6 +24,7 @@ from jaxmigrate.patterns.pjit_calls import (
     host_local_sites,
     mesh_for,
     out_value,
+    partitioned_calls,
     statement_of,
 )
 from jaxmigrate.patterns.provenance import HOST, UNKNOWN
@@ -56,6 +57,9 @@ class HostLocalInputs(Rule):
     are passed as they are; an argument whose origin the module does not show (a parameter, a
     loop variable) makes the call reported with the code to write, not converted.
 
+    A function a project's partitioner makes (`self._step = self._partitioner.partition(fn, ...)`
+    or `.compile(...)`: a pjit JM504 cannot see into) is reported at each call.
+
     The safe fixes rewrite some of that evidence (JM101 spells `in_shardings`): a `fix` run keeps the
     era of the text as given for its findings and says so in them. Review those calls in that run,
     since a later `check` of the fixed text cannot tell it from code written for jax.Array.
@@ -75,7 +79,7 @@ class HostLocalInputs(Rule):
     fix_safety = "unsafe"
     # multi-process code that calls pjit
     triggers = name_triggers(MULTI_PROCESS_MARKERS)[0]
-    requires = (name_triggers([PJIT])[0],)
+    requires = (name_triggers([PJIT])[0] + (b"partitioner",),)  # or a pjit inside a partitioner
     deprecated_in = "0.4.1"
     removed_in = "0.4.7"
     replacement_since = "0.4.1"
@@ -208,6 +212,11 @@ class HostLocalInputs(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        for call, origin in partitioned_calls(ctx):
+            yield self.finding(ctx, call, f"`{_short(ctx.text(call.func))}` was made by `{_short(ctx.text(origin.func))}"
+                               "(...)`, a pjit inside a partitioner: in GDA-era multi-process code its inputs were "
+                               "host-local, and jax.Array takes them as global values: convert host data with "
+                               "`multihost_utils.host_local_array_to_global_array` (or check the partitioner does)")
         sites = host_local_sites(ctx)
         outputs_global = outputs_are_global(ctx) if sites else False
         note = _inherited_era(ctx) if sites else ""

@@ -44,9 +44,10 @@ class JaxArrayConfig(Rule):
     else b` becomes `a`, `if a or (b and jax.config.jax_array):` becomes `if a or b:`); reports
     every other read, `update("jax_array", False)`, and JAX's internal `jax_array(...)` context
     manager. `jax_array=True` goes from a test's `jtu.with_config(...)` (the decorator with it,
-    when nothing else is left); another value there is reported. A read of `jax_parallel_functions_output_gda` is reported with `True` to write,
-    except where the branch it selects uses GlobalDeviceArray: outputs are jax.Arrays, not GDAs,
-    and that branch needs a person.
+    when nothing else is left); another value there is reported. A read of
+    `jax_parallel_functions_output_gda` is reported with `True` to write, except where the branch
+    it selects uses GlobalDeviceArray: outputs are jax.Arrays, not GDAs, and that branch needs a
+    person.
 
     A folded `if` whose kept branch is empty (`if not jax.config.jax_array: raise ...` with no
     `else`) is deleted with its lines, or becomes `pass` when it was the only statement of its
