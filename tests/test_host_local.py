@@ -149,3 +149,14 @@ def test_the_safe_fix_that_rewrites_the_evidence_leaves_the_finding_in_the_run()
     out = run(text, ["JM101", "JM504"], fix=True)
     assert "in_shardings=(None, P('data'))" in out.text and "in_axis_resources" not in out.text
     assert [f.code for f in out.findings] == ["JM504"]
+
+
+def test_a_name_rebound_from_itself_ends_the_provenance_search():
+    """`x = x.reshape(...)` follows `x` to its own binding: the depth bound ends it (it once
+    restarted at each method call and recursed until Python stopped it)."""
+    text = LOOP.format(specs="in_axis_resources=(None, P('data')), out_axis_resources=None").replace(
+        "def train(step, mesh, params, batch):\n",
+        "def train(step, mesh, params, batch):\n    params = np.zeros(4)\n    params = params.reshape(4)\n").replace(
+        "from jax.experimental.pjit import pjit\n", "import numpy as np\nfrom jax.experimental.pjit import pjit\n")
+    findings = [f for f in run(text, ["JM504"], fix=False).findings if f.code == "JM504"]
+    assert len(findings) == 1 and "comes from is not visible" in findings[0].message

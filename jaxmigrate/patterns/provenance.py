@@ -40,7 +40,7 @@ def provenance(ctx: FileContext, expr: ast.expr, pjit_output: Callable[[ast.Call
         inner = provenance(ctx, expr.value, pjit_output, depth + 1)
         return inner if inner == HOST else UNKNOWN
     if isinstance(expr, ast.Call):
-        return _call(ctx, expr, pjit_output)
+        return _call(ctx, expr, pjit_output, depth)
     if isinstance(expr, ast.BinOp):
         kinds = {provenance(ctx, side, pjit_output, depth + 1) for side in (expr.left, expr.right)}
         return HOST if kinds <= {HOST, SCALAR} and HOST in kinds else SCALAR if kinds == {SCALAR} else UNKNOWN
@@ -52,7 +52,7 @@ def provenance(ctx: FileContext, expr: ast.expr, pjit_output: Callable[[ast.Call
     return UNKNOWN
 
 
-def _call(ctx: FileContext, call: ast.Call, pjit_output: Callable[[ast.Call], Optional[str]]) -> str:
+def _call(ctx: FileContext, call: ast.Call, pjit_output: Callable[[ast.Call], Optional[str]], depth: int) -> str:
     callee = ctx.qualname(call.func) or ""
     if callee.startswith("numpy."):
         return HOST
@@ -65,7 +65,7 @@ def _call(ctx: FileContext, call: ast.Call, pjit_output: Callable[[ast.Call], Op
     if isinstance(call.func, ast.Name) and call.func.id in SCALAR_MAKERS and ctx.qualname(call.func) is None:
         return SCALAR
     if isinstance(call.func, ast.Attribute) and ctx.qualname(call.func) is None:  # `x.reshape(...)`, `x.astype(...)`
-        return HOST if provenance(ctx, call.func.value, pjit_output, 1) == HOST else UNKNOWN
+        return HOST if provenance(ctx, call.func.value, pjit_output, depth + 1) == HOST else UNKNOWN
     return pjit_output(call) or UNKNOWN
 
 
@@ -82,7 +82,7 @@ def _name(ctx: FileContext, name: ast.Name, pjit_output: Callable[[ast.Call], Op
             kinds.add(provenance(ctx, stmt.value, pjit_output, depth + 1))
         else:  # `w, out = step(w, batch)`: a pjit's outputs (or a conversion's) are alike
             unpacked = isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Call)
-            output = _call(ctx, stmt.value, pjit_output) if unpacked else UNKNOWN  # type: ignore[arg-type]  # a Call: unpacked
+            output = _call(ctx, stmt.value, pjit_output, depth + 1) if unpacked else UNKNOWN  # type: ignore[arg-type]  # a Call: unpacked
             if output in (UNKNOWN, SCALAR):
                 return UNKNOWN
             kinds.add(output)
