@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover - LibCST is imported only when a fix runs
 
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.statements import delete_statement, enclosing_block, newline
+from jaxmigrate.analysis.statements import EXITS, delete_statement, enclosing_block, is_elif, newline
 from jaxmigrate.core.findings import Edit, StatementEdit
 
 
@@ -65,7 +65,6 @@ def remove(node: "cst.BaseStatement"):
     return cst.RemovalSentinel.REMOVE
 
 
-_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 # statements whose removal changes nothing when they cannot run: they bind no name (a binding
 # anywhere in a function makes the name local) and hold no `yield` (which makes a generator)
 _INERT = (ast.Return, ast.Expr, ast.Pass, ast.Raise, ast.Assert)
@@ -75,7 +74,7 @@ def _unreachable_after(ctx: FileContext, node: ast.If) -> List[ast.stmt]:
     """The statements after ``node`` in its block that cannot run once the ``if`` keeps its body,
     which ends the block (``return``, ``raise``, ``continue``, ``break``); none unless all of them
     can go without changing anything (see ``_INERT``)."""
-    if not isinstance(node.body[-1], _EXITS):
+    if not isinstance(node.body[-1], EXITS):
         return []
     block = enclosing_block(ctx, node)
     after = block[block.index(node) + 1:]
@@ -103,7 +102,7 @@ def fold_true(ctx: FileContext, expr: ast.expr) -> Optional[tuple]:
     negated = isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
     test = parent if negated and parent is not None else expr  # (negated: parent is the `not`)
     holder = ctx.parent(test)
-    if isinstance(holder, ast.If) and holder.test is test and not _is_elif(ctx, holder):
+    if isinstance(holder, ast.If) and holder.test is test and not is_elif(ctx, holder):
         if negated and not holder.orelse:  # nothing is kept: the whole lines go, or `pass` in a block left empty
             return (), (delete_statement(ctx, holder),)
         line, col = ctx.line_col(ctx.span(holder)[0])
@@ -197,11 +196,6 @@ def _drop_operand(ctx: FileContext, boolop: ast.BoolOp, operand: ast.expr) -> Ed
 def _is_atom(node: ast.expr) -> bool:
     return isinstance(node, (ast.Name, ast.Constant, ast.Call, ast.Attribute, ast.Subscript, ast.List, ast.Tuple,
                              ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.JoinedStr))
-
-
-def _is_elif(ctx: FileContext, node: ast.If) -> bool:
-    # ast starts an `elif` branch's If node at the `elif` keyword
-    return ctx.source.startswith("elif", ctx.span(node)[0])
 
 
 def _needs_parens(ctx: FileContext, node: ast.IfExp) -> bool:

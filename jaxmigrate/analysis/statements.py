@@ -10,6 +10,14 @@ from typing import List
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Edit
 
+#: statements after which the rest of their block cannot run
+EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def is_elif(ctx: FileContext, node: ast.If) -> bool:
+    """Whether an ``If`` node is an ``elif`` branch (ast starts its node at the ``elif`` keyword)."""
+    return ctx.source.startswith("elif", ctx.span(node)[0])
+
 
 def statement_prefix(ctx: FileContext, node: ast.stmt) -> str:
     line = ctx.line_text(node.lineno)

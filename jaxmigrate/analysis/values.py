@@ -12,12 +12,12 @@ import ast
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.statements import EXITS
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # where a class reference in a subscript is a type argument: typing's generics and the builtin ones
 TYPE_ARGUMENT_HOSTS = ("typing.", "typing_extensions.", "collections.abc.")
 BUILTIN_GENERICS = ("dict", "list", "tuple", "set", "frozenset", "type")
-EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
 def position(node: Optional[ast.AST]) -> Tuple[int, int]:

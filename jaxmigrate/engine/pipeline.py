@@ -254,6 +254,8 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
             fixes = [f.fix for f in findings if f.fix is not None and _allowed(f, settings)]  # (_allowed: it has one)
             if not fixes:
                 break
+            if origin is None:  # before the first round, while the text's parse is the recent one
+                origin = origin_facts(FileContext.of(original, display, settings.target))
             try:
                 text, applied = _apply_round(text, fixes)
             except FixError:
@@ -263,8 +265,6 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
                 # seeing the other statement): one now, the rest on the text it leaves
                 text, applied = _apply_round(text, [next((f for f in fixes if not f.last), fixes[0])])
             applied_total += applied
-            if origin is None:
-                origin = origin_facts(FileContext.of(original, display, settings.target))
             # the fixed text may no longer hold what some rules look for (often none is left);
             # a rule that reported goes on, for the clean-up its own fixes leave to a later round
             # (JM401 drops `backend = get_backend()` once no `live_buffers` is left)

@@ -16,7 +16,7 @@ from typing import Optional
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.names import canonical
-from jaxmigrate.patterns.gda import FROM_GDA, GDA_MODULE
+from jaxmigrate.patterns.gda import FROM_GDA, GDA_MODULE, is_multi_process
 
 #: the key of the era evidence in ``FileContext.origin``
 GDA_ERA = "gda-era evidence"
@@ -65,6 +65,9 @@ def _gda_era_name(qualname: str) -> bool:
 
 
 def origin_facts(ctx: FileContext) -> dict:
-    """The facts of the text as given that later fix rounds inherit (see the module's docstring)."""
+    """The facts of the text as given that later fix rounds inherit (see the module's docstring):
+    only multi-process modules, the only ones whose era a rule asks (JM504's sites)."""
+    if not is_multi_process(ctx):
+        return {}
     evidence = written_evidence(ctx)
     return {GDA_ERA: evidence} if evidence is not None else {}

@@ -14,13 +14,12 @@ from typing import List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.names import canonical
-from jaxmigrate.analysis.statements import enclosing_block
+from jaxmigrate.analysis.statements import EXITS, enclosing_block, is_elif
 from jaxmigrate.catalog.gda import EVERY_ARRAY
 from jaxmigrate.patterns.gda import GDA_MODULE
 
 #: attributes that only an array with a sharding has (``hasattr(x, "sharding")`` tells a jax.Array)
 ARRAY_ONLY_ATTRIBUTES = ("sharding", "addressable_shards", "global_shards")
-EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
 @dataclass
@@ -41,14 +40,8 @@ def gda_branch(ctx: FileContext, node: ast.expr) -> Optional[GdaBranch]:
     stmt = ctx.parent(call)
     if not (isinstance(stmt, ast.If) and stmt.test is call):
         return None
-    parent = ctx.parent(stmt)
-    is_elif = isinstance(parent, ast.If) and parent.orelse == [stmt] and _is_elif_text(ctx, stmt)
     subject = call.args[0]
-    return GdaBranch(stmt, call, subject, is_elif, _later_array_test(ctx, stmt, subject))
-
-
-def _is_elif_text(ctx: FileContext, stmt: ast.If) -> bool:
-    return ctx.line_text(stmt.lineno)[stmt.col_offset:].startswith("elif")
+    return GdaBranch(stmt, call, subject, is_elif(ctx, stmt), _later_array_test(ctx, stmt, subject))
 
 
 def _later_array_test(ctx: FileContext, stmt: ast.If, subject: ast.expr) -> Optional[ast.expr]:

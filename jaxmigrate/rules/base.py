@@ -48,6 +48,12 @@ class Example:
         return self.after is None and not self.flagged
 
 
+def short(text: str) -> str:
+    """Source text for a message: on one line, at most 40 characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def snippet(text: str) -> str:
     """Dedent an example snippet written as an indented triple-quoted string."""
     return textwrap.dedent(text).lstrip("\n")

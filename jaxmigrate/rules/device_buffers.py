@@ -69,11 +69,10 @@ class DeviceBuffers(Rule):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if not ctx.target_at_least(self.deprecated_in):
             return
+        own = {attr: defines_attribute(ctx, attr) for attr in REPLACEMENTS if ctx.attributes(attr)}
         for node in ctx.attributes(*REPLACEMENTS):
-            if not isinstance(node.ctx, ast.Load) or ctx.qualname(node.value) is not None:
-                continue  # an assignment, or a module's attribute
-            if defines_attribute(ctx, node.attr):
-                continue
+            if not isinstance(node.ctx, ast.Load) or ctx.qualname(node.value) is not None or own[node.attr]:
+                continue  # an assignment, a module's attribute, or the module's own attribute of that name
             text = REPLACEMENTS[node.attr].format(x=ctx.text(node.value))
             fix = Fix("safe", edits=(ctx.replace(node, text),))  # the receiver is evaluated once either way
             yield self.finding(ctx, node, f"`.{node.attr}` was deprecated in JAX 0.4.22 and removed in 0.4.27: use "

@@ -28,7 +28,7 @@ from jaxmigrate.patterns.gda import (
     same_answer_with_array,
 )
 from jaxmigrate.patterns.gda_checks import GdaBranch, gda_branch, gda_member_references, gda_module_imports
-from jaxmigrate.rules.base import Example, Rule, snippet
+from jaxmigrate.rules.base import Example, Rule, short, snippet
 
 ARRAY = "jax.Array"
 SHARD = "jax.Shard"
@@ -365,7 +365,7 @@ class _Checker:
             return
         branch = gda_branch(ctx, node) if kind == "check" else None
         if branch is not None and branch.handled_by is not None:
-            handled = f"`{_short(ctx.text(branch.handled_by))}` at line {branch.handled_by.lineno}"
+            handled = f"`{short(ctx.text(branch.handled_by))}` at line {branch.handled_by.lineno}"
             message = ("`GlobalDeviceArray` was removed in JAX 0.4.7: this branch only ran for GDAs, and with jax.Array "
                        f"every array takes the one for {handled}")
             if branch.is_elif:
@@ -403,7 +403,7 @@ class _Checker:
         attr = node.attr
         parent = ctx.parent(node)
         called = isinstance(parent, ast.Call) and parent.func is node
-        shown = f"{_short(ctx.text(receiver))}.{attr}"
+        shown = f"{short(ctx.text(receiver))}.{attr}"
         known, evidence = self.values.receiver(receiver)
         if known == "string":  # annotated as a GDA in a string: reported like a GDA-named receiver
             known, gda_named = False, True
@@ -490,6 +490,3 @@ def _jm501_fixes(ctx: FileContext, call: ast.Call, kind: str) -> bool:
     return rewritable_construction(call, kind) is not None
 
 
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= 40 else text[:37] + "..."

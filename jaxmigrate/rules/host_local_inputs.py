@@ -29,7 +29,7 @@ from jaxmigrate.patterns.pjit_calls import (
 )
 from jaxmigrate.patterns.provenance import HOST, UNKNOWN
 from jaxmigrate.prefilter import name_triggers
-from jaxmigrate.rules.base import Example, Rule, snippet
+from jaxmigrate.rules.base import Example, Rule, short, snippet
 
 
 class HostLocalInputs(Rule):
@@ -213,7 +213,7 @@ class HostLocalInputs(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for call, origin in partitioned_calls(ctx):
-            yield self.finding(ctx, call, f"`{_short(ctx.text(call.func))}` was made by `{_short(ctx.text(origin.func))}"
+            yield self.finding(ctx, call, f"`{short(ctx.text(call.func))}` was made by `{short(ctx.text(origin.func))}"
                                "(...)`, a pjit inside a partitioner: in GDA-era multi-process code its inputs were "
                                "host-local, and jax.Array takes them as global values: convert host data with "
                                "`multihost_utils.host_local_array_to_global_array` (or check the partitioner does)")
@@ -238,7 +238,7 @@ class HostLocalInputs(Rule):
         unknown = [a for a, k in zip(site.args, kinds) if k == UNKNOWN]
         convert = [i for i, k in enumerate(kinds) if k == HOST]
         if not reason and unknown:
-            reason = (f"where `{_short(ctx.text(unknown[0]))}` comes from is not visible here: convert it if it is this "
+            reason = (f"where `{short(ctx.text(unknown[0]))}` comes from is not visible here: convert it if it is this "
                       "process's data, not if it is a global jax.Array or a Python number")
         elif not reason and len(convert) < len(kinds) and not _is_tuple(pj.value):
             reason = "some arguments are global or Python numbers and the specs are not a tuple: convert the others by hand"
@@ -281,9 +281,6 @@ class HostLocalInputs(Rule):
         return self.finding(ctx, site, message, fix)
 
 
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _inherited_era(ctx: FileContext) -> str:
