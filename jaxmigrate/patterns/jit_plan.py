@@ -20,6 +20,7 @@ from jaxmigrate.patterns.pjit_calls import (
     is_mesh,
     is_mesh_helper,
     set_mesh_argument,
+    unconverted_sites,
 )
 
 JIT = "jax.jit"
@@ -217,10 +218,14 @@ def _module_blocker(ctx: FileContext) -> Optional[str]:
             line = getattr(use.node, "lineno", 0)
             return f"the pjit on line {line} needs a person"
     if pjit_uses(ctx):
-        host_local = host_local_sites(ctx)  # JM504 reads pjit calls: it goes first
-        if host_local:
-            pj, site = host_local[0]
-            return f"host-local inputs on line {(site or pj.call).lineno} need their conversion first (JM504)"
+        unconverted = unconverted_sites(ctx)  # JM504 reads pjit calls: it goes first
+        if unconverted:
+            pj, site = unconverted[0]
+            line = (site or pj.call).lineno
+            if host_local_sites(ctx):
+                return f"host-local inputs on line {line} need their conversion first (JM504)"
+            return (f"the inputs on line {line} may be this process's data (multi-process code): pjit stays until "
+                    "they are converted with `multihost_utils` or known to be global")
     for w in mesh_withs(ctx) if uses_jax(ctx) else ():
         if w.problem:
             return f"the `with` on line {w.statement.lineno} needs a person"

@@ -217,13 +217,22 @@ def host_local_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call
     """Where multi-process code hands a pjit host-local inputs (JM504's findings, in order): (the
     pjit, None) for one called where its name is not known, (the pjit, the call) for each call of
     a named one whose arguments are not converted yet. A pjit with ``FROM_GDA`` is JM503's."""
-    return ctx.memo("pjit_calls.host_local_sites", _host_local_sites)
-
-
-def _host_local_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call]]]:
-    calls = list(pjit_calls(ctx))
-    if not calls or not is_multi_process(ctx) or gda_era_evidence(ctx) is None:
+    if gda_era_evidence(ctx) is None:
         return []  # current code (in_shardings, no GDA-era name) passes global values: patterns/era.py
+    return unconverted_sites(ctx)
+
+
+def unconverted_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call]]]:
+    """The same sites in multi-process code of either era: what keeps pjit from becoming
+    ``jax.jit`` (the JM701/JM702 plan). The era is not asked, so that a fix run and the next one
+    decide alike: the first run's fixes rewrite the evidence of a GDA-era module."""
+    return ctx.memo("pjit_calls.unconverted_sites", _unconverted_sites)
+
+
+def _unconverted_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call]]]:
+    calls = list(pjit_calls(ctx))
+    if not calls or not is_multi_process(ctx):
+        return []
     sites: List[Tuple[PjitCall, Optional[ast.Call]]] = []
     for pj in calls:
         if any(ctx.qualname(n) == FROM_GDA for n in ast.walk(pj.value) if isinstance(n, (ast.Name, ast.Attribute))):
