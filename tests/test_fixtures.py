@@ -68,3 +68,56 @@ def test_fixture_fix_is_idempotent_and_parses(case: Path):
     again = run(fixed.text, unsafe=opts["unsafe"], target=opts["target"])
     assert again.text == fixed.text
     assert again.fixes_applied == 0
+
+
+# Multi-module fixtures: ``before/`` holds a small project (its script ``main.py`` and the modules
+# it imports), fixed as one tree; the snapshots are the folder ``after/`` and ``findings.txt``
+# (each finding under its file's name).
+PROJECTS = sorted(p.parent.parent for p in ROOT.glob("*/*/before/main.py"))
+
+
+def _project_id(case: Path) -> str:
+    return f"{case.parent.name}/{case.name}"
+
+
+def run_project(folder: Path, *, fix: bool, unsafe: bool, target=None):
+    """{file name: text after} and {file name: findings} of the tree at ``folder`` (nothing written)."""
+    from jaxmigrate.engine.discovery import discover
+    from jaxmigrate.engine.pipeline import Settings
+    from jaxmigrate.engine.runner import run as run_tree
+
+    files, _ = discover([str(folder)])
+    settings = Settings(tuple(BY_CODE), fix=fix, write=False, unsafe_fixes=unsafe, target=target)
+    texts, findings = {}, {}
+    for file, result in zip(files, run_tree(files, settings, jobs=1)):
+        assert result.error is None, f"{file.display}: {result.error}"
+        name = file.path.resolve().relative_to(folder.resolve()).as_posix()
+        texts[name] = result.new_bytes.decode() if result.new_bytes is not None else file.path.read_text()
+        findings[name] = result.fixed_findings if result.fixed_findings is not None else result.findings
+    return texts, findings
+
+
+def _project_listing(title: str, findings: dict) -> str:
+    return "".join(_listing(f"{title}: {name}", found) for name, found in sorted(findings.items()) if found)
+
+
+@pytest.mark.parametrize("case", PROJECTS, ids=_project_id)
+def test_project_fixture(case: Path, snapshot, monkeypatch):
+    opts = _options(case / "before.py")
+    monkeypatch.chdir(case / "before")  # paths in messages as a user in the project sees them
+    _, checked = run_project(Path("."), fix=False, unsafe=opts["unsafe"], target=opts["target"])
+    fixed, left = run_project(Path("."), fix=True, unsafe=opts["unsafe"], target=opts["target"])
+    snapshot.snapshot_dir = case
+    snapshot.assert_match_dir(fixed, "after")
+    snapshot.assert_match(_project_listing("check", checked) + _project_listing("left after fix", left),
+                          "findings.txt")
+
+
+@pytest.mark.parametrize("case", PROJECTS, ids=_project_id)
+def test_project_fix_is_idempotent(case: Path, tmp_path, monkeypatch):
+    opts = _options(case / "before.py")
+    monkeypatch.chdir(case / "after")
+    fixed, left = run_project(Path("."), fix=True, unsafe=opts["unsafe"], target=opts["target"])
+    for name, text in fixed.items():
+        assert_parses(text)
+        assert text == (case / "after" / name).read_text(), f"{name}: a second fix changes it"

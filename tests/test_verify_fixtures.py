@@ -29,7 +29,12 @@ pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigra
 from jaxmigrate.verify.runner import verify_files  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
-CASES = sorted(p.parent for p in ROOT.glob("*/*/before.py"))
+# a case: a folder with before.py and after.py, or a project fixture with before/ and after/ (main.py runs)
+CASES = sorted([*(p.parent for p in ROOT.glob("*/*/before.py")), *(p.parent.parent for p in ROOT.glob("*/*/before/main.py"))])
+
+
+def _script(case: Path, side: str) -> Path:
+    return case / f"{side}.py" if (case / f"{side}.py").exists() else case / side / "main.py"
 
 SKIP = {
     "JM503/migration_guide": "the migration guide's snippet verbatim: its arrays are placeholder `None`s and "
@@ -160,7 +165,7 @@ def verdicts(request):
     def run(job):
         case, processes = job
         # recheck=False: the pinned divergent verdicts are not about instability (test_verify_honest is)
-        return job, verify_files(str(case / "before.py"), str(case / "after.py"), processes=processes, timeout=90,
+        return job, verify_files(str(_script(case, "before")), str(_script(case, "after")), processes=processes, timeout=90,
                                  recheck=False)
 
     with ThreadPoolExecutor(2) as pool:
@@ -176,7 +181,7 @@ def _explained(case: Path) -> bool:
     """A finding left after the fix has the expected code and sits on the after.py line that holds
     the expected text (the use the divergence comes from)."""
     code, text = EXPLAINED[_id(case)]
-    lines = (case / "after.py").read_text().splitlines()
+    lines = _script(case, "after").read_text().splitlines()
     return any(finding.split()[1] == code and text in lines[int(finding.split(":", 1)[0]) - 1]
                for finding in _left_after_fix(case))
 

@@ -10,8 +10,10 @@ findings. A lookup needs the same settings and either the same bytes, or (withou
 file) the same size, inode and modification time, trusted only when that time lies well before
 the moment the file was read, as git does against "racy" edits in the same clock tick. Fix safety
 and ``--unsafe-fixes`` do not change what a file contains, so ``fix`` reuses the entries ``check``
-wrote to skip files with nothing to report. A damaged cache file is ignored. Writes are atomic,
-and the folder carries a ``.gitignore`` of ``*``.
+wrote to skip files with nothing to report. Beside the entries, the facts of the project-level
+mesh plan (engine/mesh_plan.py: a file's import statements, and its verdict once fixed in memory)
+are kept under the same stat rule, so a run over untouched files reads none of them. A damaged
+cache file is ignored. Writes are atomic, and the folder carries a ``.gitignore`` of ``*``.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from jaxmigrate.core.findings import Finding, Fix
 from jaxmigrate.engine.writer import write_atomic
 
 FOLDER = ".jaxmigrate_cache"
-_MAGIC = b"JMC2"
+_MAGIC = b"JMC3"
 _DIGEST = 16
 # A modification time this close to the moment of reading may hide a later edit in the same tick.
 RACY_NS = 2_000_000_000
@@ -57,8 +59,9 @@ def _fingerprint() -> str:
 
 
 @lru_cache(maxsize=None)
-def settings_digest(rule_codes: Tuple[str, ...], target, notebook: bool) -> bytes:
-    return hashlib.blake2b(repr((rule_codes, target, notebook)).encode(), digest_size=_DIGEST).digest()
+def settings_digest(rule_codes: Tuple[str, ...], target, notebook: bool, hold: Optional[str] = None) -> bytes:
+    """The settings a file's findings depend on; ``hold``: the project's mesh plan's for the file."""
+    return hashlib.blake2b(repr((rule_codes, target, notebook, hold)).encode(), digest_size=_DIGEST).digest()
 
 
 def content_digest(data: bytes) -> bytes:
@@ -85,22 +88,22 @@ class Cache:
     def __init__(self, root: Path) -> None:
         self.folder = Path(os.environ.get("JAXMIGRATE_CACHE_DIR") or Path(root) / FOLDER)
         self.path = self.folder / f"{_fingerprint()}.cache"
-        self.entries: Dict[str, tuple] = self._load()
+        self.entries, self.facts = self._load()
         self.dirty = False
 
-    def _load(self) -> Dict[str, tuple]:
+    def _load(self) -> Tuple[Dict[str, tuple], Dict[str, tuple]]:
         try:
             blob = self.path.read_bytes()
         except OSError:
-            return {}
+            return {}, {}
         head, checksum, payload = blob[:4], blob[4:4 + _DIGEST], blob[4 + _DIGEST:]
         if head != _MAGIC or hashlib.blake2b(payload, digest_size=_DIGEST).digest() != checksum:
-            return {}  # damaged or from another format: start afresh
+            return {}, {}  # damaged or from another format: start afresh
         try:
-            entries = marshal.loads(payload)
+            entries, facts = marshal.loads(payload)
         except (ValueError, EOFError, TypeError):
-            return {}
-        return entries if isinstance(entries, dict) else {}
+            return {}, {}
+        return (entries, facts) if isinstance(entries, dict) and isinstance(facts, dict) else ({}, {})
 
     def _findings(self, entry) -> Optional[List[Finding]]:
         try:
@@ -129,6 +132,22 @@ class Cache:
         self.entries[os.path.abspath(path)] = (key.content, key.settings, key.stat, key.read_ns, _pack(findings))
         self.dirty = True
 
+    def fact(self, kind: str, path: Path, stat: Tuple[int, int, int], settings: bytes = b""):
+        """What was stored of ``kind`` for ``path`` (the mesh plan's import list, its verdict on the
+        file) if the file was not touched since it was read; else None (``None`` is never stored)."""
+        entry = self.facts.get(f"{kind}:{os.path.abspath(path)}")
+        try:
+            if entry is None or tuple(entry[0]) != stat or not stat[0] < entry[1] - RACY_NS or entry[2] != settings:
+                return None
+        except (TypeError, IndexError):
+            return None
+        return entry[3]
+
+    def put_fact(self, kind: str, path: Path, stat: Tuple[int, int, int], read_ns: int, value,
+                 settings: bytes = b"") -> None:
+        self.facts[f"{kind}:{os.path.abspath(path)}"] = (stat, read_ns, settings, value)
+        self.dirty = True
+
     def save(self) -> None:
         """Write the entries atomically (never fails the run: a cache that cannot be written is skipped)."""
         if not self.dirty:
@@ -141,7 +160,7 @@ class Cache:
             for old in self.folder.glob("*.cache"):  # results of other jaxmigrate versions
                 if old != self.path:
                     old.unlink(missing_ok=True)
-            payload = marshal.dumps(self.entries)
+            payload = marshal.dumps((self.entries, self.facts))
             checksum = hashlib.blake2b(payload, digest_size=_DIGEST).digest()
             write_atomic(self.path, _MAGIC + checksum + payload, durable=False)
         except OSError:

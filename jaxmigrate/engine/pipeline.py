@@ -19,10 +19,12 @@ from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.import_layout import join_written_imports
 from jaxmigrate.core.findings import Finding
 from jaxmigrate.engine.apply import FixError, apply_round
+from jaxmigrate.engine.mesh_plan import hold_for
 from jaxmigrate.engine.source import decode
 from jaxmigrate.engine.suppression import skips_file, unsuppressed
 from jaxmigrate.engine.writer import NotWritten, refusal, write_fixed
 from jaxmigrate.patterns.era import origin_facts
+from jaxmigrate.patterns.jit_plan import PROJECT_HOLD
 from jaxmigrate.rules import Rule
 
 MAX_ROUNDS = 10
@@ -47,10 +49,20 @@ class Settings:
     # each configuration's files: (its folder, their settings), the deepest folder first, "" (no
     # configuration: every file) last; ``rule_codes`` here are then every variant's, for prefilters
     variants: Tuple[Tuple[str, "Settings"], ...] = ()
+    # the project's mesh plan (engine/mesh_plan.py): (real path, why its JM701/JM702 rewrites are
+    # held back by another module); ``hold``: this file's, set by ``for_file``
+    mesh_holds: Tuple[Tuple[str, str], ...] = ()
+    hold: Optional[str] = None
+    plan_mesh: bool = True  # False: no project plan (a run that makes one)
 
     def for_file(self, path: Path) -> "Settings":
         """The settings of ``path``'s nearest configuration, minus the codes that its
-        per-file-ignores switch off for ``path``."""
+        per-file-ignores switch off for ``path``, with its hold from the mesh plan."""
+        effective = self._configured(path)
+        hold = hold_for(self.mesh_holds, path)
+        return replace(effective, hold=hold) if hold != effective.hold else effective
+
+    def _configured(self, path: Path) -> "Settings":
         if self.variants:
             real = str(path.resolve())
             for folder, variant in self.variants:
@@ -246,7 +258,8 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
     then join the same module's import (``join_written_imports``)."""
     original = text
     applied_total = 0
-    findings = first = analyse(text, display, rules, settings.target)
+    held = {PROJECT_HOLD: settings.hold} if settings.hold else {}  # the project's mesh plan holds this file's
+    findings = first = analyse(text, display, rules, settings.target, held)
     fired: Set[str] = set()
     origin = None  # the facts of the text as given that the fixes may rewrite (patterns/era.py)
     if settings.fix:
@@ -255,7 +268,7 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
             if not fixes:
                 break
             if origin is None:  # before the first round, while the text's parse is the recent one
-                origin = origin_facts(FileContext.of(original, display, settings.target))
+                origin = {**held, **origin_facts(FileContext.of(original, display, settings.target))}
             try:
                 text, applied = _apply_round(text, fixes)
             except FixError:
@@ -276,7 +289,7 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
         joined = join_written_imports(original, text)
         if joined != text:
             text = joined
-            findings = analyse(text, display, rules, settings.target, origin) if findings else []
+            findings = analyse(text, display, rules, settings.target, origin or held) if findings else []
     return findings, text, applied_total, first
 
 

@@ -42,7 +42,7 @@ def _settings_key(settings: Settings, file: SourceFile) -> bytes:
     from jaxmigrate.engine.cache import settings_digest
 
     effective = settings.for_file(file.path)
-    return settings_digest(effective.rule_codes, effective.target, file.display.endswith(".ipynb"))
+    return settings_digest(effective.rule_codes, effective.target, file.display.endswith(".ipynb"), effective.hold)
 
 
 def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optional[tuple]]:
@@ -199,6 +199,10 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
         from jaxmigrate.engine.writer import remove_stale_temporaries
 
         remove_stale_temporaries({f.path.parent for f in files})
+    if settings.plan_mesh:  # a file's JM701/JM702 rewrites may depend on the modules it is linked to
+        from jaxmigrate.engine.mesh_plan import plan
+
+        settings = replace(settings, mesh_holds=plan(files, settings, jobs, cache), plan_mesh=False)
     results: List[Optional[FileResult]] = [None] * len(files)
     pending = _untouched(files, settings, cache, results) if cache is not None else list(enumerate(files))
     jobs = jobs or os.cpu_count() or 1

@@ -29,6 +29,9 @@ POSITIONAL = ("in_shardings", "out_shardings", "static_argnums", "donate_argnums
 SHARDINGS = {"in_shardings": "in_shardings", "out_shardings": "out_shardings", **AXIS_RESOURCES_RENAMES}
 LEGACY = tuple(AXIS_RESOURCES_RENAMES)
 PJIT_DEPRECATED_SINCE = "0.8.0"  # pjit deprecated; jax.jit with shardings and jax.set_mesh (0.7.1) exist there
+#: the key in ``FileContext.origin`` of why the project's mesh plan holds this module's rewrites
+#: back (engine/mesh_plan.py): another module it is linked to by imports keeps the old API
+PROJECT_HOLD = "project mesh hold"
 
 
 @dataclass
@@ -237,4 +240,5 @@ def _module_blocker(ctx: FileContext) -> Optional[str]:
                 "`with mesh:` context, which `jax.jit` does not see")
     if ctx.attributes("thread_resources") or ctx.names("thread_resources"):
         return "the module reads `thread_resources`, which `jax.set_mesh` does not set"
-    return None
+    hold = ctx.origin.get(PROJECT_HOLD)
+    return str(hold) if hold else None

@@ -39,10 +39,10 @@ class MeshContext(Rule):
 
     The fix is unsafe and belongs with JM701: `jax.jit` with bare `PartitionSpec`s reads the
     mesh that `jax.set_mesh` sets, while `pjit` created outside the block reads the one `with
-    mesh:` sets. The two are planned together per module (see JM701): nothing is rewritten in a
-    module where one pjit or one `with` cannot be, or that reads `thread_resources` (which
-    `jax.set_mesh` does not set). Code in other modules that the block calls may still use
-    pjit: check it.
+    mesh:` sets. The two are planned together (see JM701): nothing is rewritten in a module
+    where one pjit or one `with` cannot be, or that reads `thread_resources` (which
+    `jax.set_mesh` does not set), nor in the modules of the tree linked to it by imports. Code
+    outside the tree given to `fix` is not seen: a pjit there that the block calls stays pjit.
 
     ## Why is this bad?
     Entering a `Mesh` as a context manager is deprecated since JAX 0.10.1, and it does not

@@ -37,11 +37,14 @@ class PjitToJit(Rule):
 
     The fix is unsafe: a bare `PartitionSpec` in `jax.jit` needs the mesh set with
     `jax.set_mesh(mesh)`; `with mesh:` does not provide it. JM702 rewrites those blocks, and
-    the two are planned together per module: where one pjit or one `with mesh:` cannot be
-    rewritten (pjit used as a value, options through `**kwargs` from elsewhere, `FROM_GDA` in
-    the shardings, a module that reads `thread_resources`), neither rule rewrites anything in
-    that module and both report why. A spec held in a variable may still contain a `None` that
-    meant replicated: check it.
+    the two are planned together, for the whole tree given to `check` or `fix`: where one pjit
+    or one `with mesh:` cannot be rewritten (pjit used as a value, options through `**kwargs`
+    from elsewhere, `FROM_GDA` in the shardings, a module that reads `thread_resources`),
+    neither rule rewrites anything in that module, nor in the modules linked to it by imports
+    (one imports the other, directly or through others), and each held finding names the file
+    and line that holds it. A module outside the tree is not seen: give `fix` the whole
+    project. A spec held in a variable may still contain a `None` that meant replicated: check
+    it.
 
     ## Why is this bad?
     `jax.experimental.pjit.pjit` is deprecated since JAX 0.8.0 ("use `jax.jit` instead") and

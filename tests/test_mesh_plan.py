@@ -1,0 +1,160 @@
+"""The project-level plan of JM701/JM702: modules linked by imports change together or not at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jaxmigrate.analysis.module_graph import ModuleGraph, imported_names, linked_groups
+from jaxmigrate.engine import runner
+from jaxmigrate.engine.cache import Cache
+from jaxmigrate.engine.discovery import SourceFile
+from jaxmigrate.engine.pipeline import Settings
+from jaxmigrate.rules import ALL_RULES
+
+ALL = tuple(r.code for r in ALL_RULES)
+
+KWARGS_PJIT = """\
+from jax.experimental.pjit import pjit
+
+
+def make_step(**options):
+    return pjit(lambda a: a * 2, **options)
+"""
+PLAIN_PJIT = """\
+from jax.experimental.pjit import pjit
+from jax.sharding import PartitionSpec as P
+
+step = pjit(lambda a: a * 2, P("x"), P("x"))
+
+
+def make_step(**options):
+    return step
+"""
+MAIN = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, PartitionSpec as P
+
+from model import make_step
+
+mesh = Mesh(np.array(jax.devices()), ("x",))
+step = make_step(in_shardings=P("x"), out_shardings=P("x"))
+with mesh:
+    out = step(np.arange(8.0))
+"""
+
+
+def _tree(tmp_path: Path, **modules: str) -> list:
+    for name, text in modules.items():
+        (tmp_path / f"{name}.py").write_text(text)
+    return [SourceFile(tmp_path / f"{name}.py", f"{name}.py") for name in sorted(modules)]
+
+
+def _run(files, cache=None, **options):
+    settings = Settings(options.pop("codes", ALL), unsafe_fixes=True, **options)
+    return {f.display: r for f, r in zip(files, runner.run(files, settings, jobs=1, cache=cache))}
+
+
+def _graph(tmp_path: Path, **modules: str) -> ModuleGraph:
+    paths = []
+    for name, text in modules.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        paths.append(str(path))
+    graph = ModuleGraph(paths)
+    for i, path in enumerate(paths):
+        graph.add_imports(i, Path(path).read_bytes())
+    return graph
+
+
+def test_import_statements_are_read_from_bytes():
+    data = b"import a.b as c, d\nfrom ..m import (x,\n    y as z)\nfrom . import k\nfrom p.q import r  # note\n"
+    assert imported_names(data) == [(0, "a.b", []), (0, "d", []), (2, "m", ["x", "y"]), (1, "", ["k"]),
+                                    (0, "p.q", ["r"])]
+
+
+def test_imports_resolve_to_the_trees_files(tmp_path):
+    graph = _graph(tmp_path, **{
+        "pkg/__init__.py": "",
+        "pkg/model.py": "from .layers import dense\n",
+        "pkg/layers.py": "",
+        "pkg/train.py": "from pkg import model\n",
+        "scripts/run.py": "import utils\nimport pkg.train\n",
+        "scripts/utils.py": "",
+        "other/utils.py": "",
+    })
+    names = [Path(p).relative_to(tmp_path).as_posix() for p in graph.paths]
+    edges = {names[i]: sorted(names[j] for j in e) for i, e in enumerate(graph.edges)}
+    assert edges["pkg/model.py"] == ["pkg/layers.py"]  # relative
+    assert edges["pkg/train.py"] == ["pkg/__init__.py", "pkg/model.py"]  # `from pkg import module`
+    # a top-level name: the script's sibling, not every utils.py; a dotted one runs the package too
+    assert edges["scripts/run.py"] == ["pkg/__init__.py", "pkg/train.py", "scripts/utils.py"]
+    assert sorted(names[j] for j in graph.reachable(names.index("scripts/run.py"))) == [
+        "pkg/__init__.py", "pkg/layers.py", "pkg/model.py", "pkg/train.py", "scripts/utils.py"]
+
+
+def test_a_shared_dependency_links_nothing(tmp_path):
+    graph = _graph(tmp_path, **{"a.py": "import common\n", "b.py": "import common\n", "common.py": "",
+                                "c.py": "import a\n"})
+    names = [Path(p).name for p in graph.paths]
+    groups = linked_groups(graph, [names.index("a.py"), names.index("b.py"), names.index("c.py")])
+    assert [[names[i] for i in g] for g in groups] == [["a.py", "c.py"], ["b.py"]]
+
+
+def test_a_mesh_held_in_one_module_holds_the_pjit_it_imports(tmp_path):
+    files = _tree(tmp_path, main=MAIN, model=KWARGS_PJIT)
+    results = _run(files, fix=True, write=False)
+    assert not results["main.py"].changed
+    (held,) = [f for f in results["main.py"].findings if f.code == "JM702"]
+    assert held.fix is None and "model.py:5 keeps its pjit (JM701)" in held.message
+
+
+def test_modules_that_can_both_change_change_together(tmp_path):
+    files = _tree(tmp_path, main=MAIN, model=PLAIN_PJIT)
+    results = _run(files, fix=True, write=False)
+    assert "jax.set_mesh(mesh)" in results["main.py"].new_bytes.decode()
+    assert "jax.jit(" in results["model.py"].new_bytes.decode()
+
+
+def test_unlinked_modules_plan_alone(tmp_path):
+    files = _tree(tmp_path, main=MAIN.replace("from model import make_step", "make_step = jax.jit"),
+                  model=KWARGS_PJIT)
+    results = _run(files, fix=True, write=False)
+    assert "jax.set_mesh(mesh)" in results["main.py"].new_bytes.decode()
+
+
+def test_one_rule_of_the_pair_selected_holds_the_other(tmp_path):
+    """--select JM702 alone: converting `with mesh:` around a pjit that stays would break it."""
+    text = PLAIN_PJIT + "\nimport numpy as np\nfrom jax.sharding import Mesh\nimport jax\n" \
+        "with Mesh(np.array(jax.devices()), ('x',)):\n    step(np.arange(8.0))\n"
+    files = _tree(tmp_path, model=text)
+    results = _run(files, codes=("JM702",), fix=True, write=False)
+    assert not results["model.py"].changed
+    (held,) = results["model.py"].findings
+    assert "keeps its pjit (JM701 is not selected there)" in held.message
+
+
+def test_check_and_fix_agree_and_the_cache_follows_the_other_module(tmp_path):
+    files = _tree(tmp_path, main=MAIN, model=PLAIN_PJIT)
+    cache = Cache(tmp_path)
+    checked = _run(files, cache=cache)
+    assert [f.fix_safety for f in checked["main.py"].findings if f.code == "JM702"] == ["unsafe"]
+    (tmp_path / "model.py").write_text(KWARGS_PJIT)  # main.py itself untouched: its hold changes
+    checked = _run(files, cache=cache)
+    assert [f.fix_safety for f in checked["main.py"].findings if f.code == "JM702"] == [None]
+
+
+def test_a_warm_run_plans_without_reading_or_fixing(tmp_path, monkeypatch):
+    from tests.test_cache import _age, _count_reads
+
+    files = _tree(tmp_path, main=MAIN, model=KWARGS_PJIT)
+    _age(*(f.path for f in files))
+    cache = Cache(tmp_path)
+    first = _run(files, cache=cache)
+    reads = _count_reads(monkeypatch)
+    monkeypatch.setattr("jaxmigrate.engine.mesh_plan._fixed_in_memory", None)  # any call fails
+    second = _run(files, cache=Cache(tmp_path))
+    assert [r for r in reads if r.suffix == ".py"] == []
+    assert [f.message for f in second["main.py"].findings] == [f.message for f in first["main.py"].findings]
+    assert "model.py:5 keeps its pjit" in second["main.py"].findings[0].message
