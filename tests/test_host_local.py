@@ -160,3 +160,40 @@ def test_a_name_rebound_from_itself_ends_the_provenance_search():
         "from jax.experimental.pjit import pjit\n", "import numpy as np\nfrom jax.experimental.pjit import pjit\n")
     findings = [f for f in run(text, ["JM504"], fix=False).findings if f.code == "JM504"]
     assert len(findings) == 1 and "comes from is not visible" in findings[0].message
+
+
+ARRAY_ON = """\
+import jax
+import numpy as np
+from jax._src import test_util as jtu
+from jax._src.config import jax_array
+from jax.experimental.pjit import pjit
+from jax.sharding import PartitionSpec as P
+
+rank = jax.process_index()
+
+
+{decorator}def run(mesh):
+    data = np.arange(8.0)
+    {block}
+        f = pjit(lambda a: a, in_axis_resources=P("x"), out_axis_resources=P("x"))
+        out = f(data)
+    return out
+"""
+
+
+@pytest.mark.parametrize("decorator,block,converted", [
+    ("", "with mesh:", True),
+    ("", "with jax_array(True), mesh:", False),
+    ("@jtu.with_config(jax_array=True)\n", "with mesh:", False),
+    ("@jax_array(True)\n", "with mesh:", False),
+    ("", "with jax_array(False), mesh:", True),
+])
+def test_blocks_that_turn_jax_array_on_pass_global_values(decorator, block, converted):
+    """JAX's own GDA-era tests ran blocks with jax.Array on: their numpy inputs are global there.
+    The decorator is dropped by JM301 in the first round: later rounds remember it."""
+    out = run(ARRAY_ON.format(decorator=decorator, block=block), unsafe=True, target=(0, 4, 14))
+    assert ("host_local_array_to_global_array" in out.text) is converted
+    assert [f.code for f in out.findings if f.code == "JM504"] == []
+    if decorator.startswith("@jtu"):
+        assert "jax_array=True" not in out.text

@@ -44,6 +44,8 @@ SKIP = {
                         "installed JAX",
     "JM201/opsharding_rename_old_target": "after.py is written for --target-jax 0.4.20: `jax.sharding.GSPMDSharding` "
                                           "is not importable from the installed JAX",
+    "JM301/live_option_old_target": "after.py is written for --target-jax 0.4.5, where `jax_array` is an option: the "
+                                    "installed JAX has no `jax.config.jax_array`",
     "JM703/old_target": "after.py is written for --target-jax 0.5.0, which still has `jax.sharding.PositionalSharding`: "
                         "the installed JAX does not (JM703/tutorial covers the migration)",
 }

@@ -12,7 +12,7 @@ so that a fix round does not make the era unknown.
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Optional, Tuple, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.names import canonical
@@ -20,6 +20,8 @@ from jaxmigrate.patterns.gda import FROM_GDA, GDA_MODULE, is_multi_process
 
 #: the key of the era evidence in ``FileContext.origin``
 GDA_ERA = "gda-era evidence"
+#: the key of the functions that turned jax.Array on (``@jax_array(True)``), which a fix may drop
+ARRAY_ON_FUNCTIONS = "functions with jax.Array on"
 AXIS_RESOURCES = ("in_axis_resources", "out_axis_resources")
 ERA_FLAGS = ("jax_array", "jax_parallel_functions_output_gda")
 
@@ -70,4 +72,53 @@ def origin_facts(ctx: FileContext) -> dict:
     if not is_multi_process(ctx):
         return {}
     evidence = written_evidence(ctx)
-    return {GDA_ERA: evidence} if evidence is not None else {}
+    facts: dict = {GDA_ERA: evidence} if evidence is not None else {}
+    functions = _array_on_functions(ctx)
+    if functions:
+        facts[ARRAY_ON_FUNCTIONS] = functions
+    return facts
+
+
+def array_on_at(ctx: FileContext, node: ast.AST) -> bool:
+    """Whether ``node`` runs where a GDA-era module turned jax.Array on for itself: inside ``with
+    jax_array(True):``, or in a function or class decorated ``@jax_array(True)`` or
+    ``@jtu.with_config(jax_array=True)`` (JAX's own tests ran such blocks in both modes): its
+    pjit inputs are global there."""
+    inherited = cast(Tuple[str, ...], ctx.origin.get(ARRAY_ON_FUNCTIONS) or ())
+    parent = ctx.parent(node)
+    while parent is not None:
+        if isinstance(parent, (ast.With, ast.AsyncWith)) and any(_turns_array_on(ctx, i.context_expr)
+                                                                 for i in parent.items):
+            return True
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
+                any(_turns_array_on(ctx, d) for d in parent.decorator_list) or _dotted(ctx, parent) in inherited):
+            return True
+        parent = ctx.parent(parent)
+    return False
+
+
+def _array_on_functions(ctx: FileContext) -> tuple:
+    """The dotted names of the functions and classes decorated to turn jax.Array on."""
+    defs: list = [*ctx.nodes(ast.FunctionDef), *ctx.nodes(ast.AsyncFunctionDef), *ctx.nodes(ast.ClassDef)]
+    return tuple(sorted(_dotted(ctx, d) for d in defs if any(_turns_array_on(ctx, x) for x in d.decorator_list)))
+
+
+def _dotted(ctx: FileContext, node: ast.AST) -> str:
+    names = []
+    while node is not None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        node = ctx.parent(node)  # type: ignore[assignment]  # None ends the walk
+    return ".".join(reversed(names))
+
+
+def _turns_array_on(ctx: FileContext, expr: ast.expr) -> bool:
+    if not isinstance(expr, ast.Call):
+        return False
+    name = (ctx.qualname(expr.func) or ctx.text(expr.func)).rpartition(".")[2]
+    if name == "jax_array":
+        return bool(expr.args) and isinstance(expr.args[0], ast.Constant) and expr.args[0].value is True
+    if name == "with_config":
+        return any(k.arg == "jax_array" and isinstance(k.value, ast.Constant) and k.value.value is True
+                   for k in expr.keywords)
+    return False

@@ -8,7 +8,7 @@ from typing import Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Edit, ImportRef
-from jaxmigrate.patterns.era import gda_era_evidence
+from jaxmigrate.patterns.era import array_on_at, gda_era_evidence
 from jaxmigrate.patterns.gda import (
     FROM_GDA,
     MULTIHOST_UTILS,
@@ -237,11 +237,38 @@ def _unconverted_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Ca
     for pj in calls:
         if any(ctx.qualname(n) == FROM_GDA for n in ast.walk(pj.value) if isinstance(n, (ast.Name, ast.Attribute))):
             continue
+        if _takes_shardings(ctx, pj) or array_on_at(ctx, pj.call):
+            continue  # written for jax.Array: its inputs are global
+        inline = inline_site(ctx, pj)
+        if inline is not None:  # `pjit(f, ...)(x)`: the call is right there
+            if _pending(ctx, inline) and not array_on_at(ctx, inline):
+                sites.append((pj, inline))
+            continue
         if pj.name is None:
             sites.append((pj, None))
             continue
-        sites.extend((pj, site) for site in call_sites(ctx, pj) if _pending(ctx, site))
+        sites.extend((pj, site) for site in call_sites(ctx, pj) if _pending(ctx, site) and not array_on_at(ctx, site))
     return sites
+
+
+def inline_site(ctx: FileContext, pj: PjitCall) -> Optional[ast.Call]:
+    """The call of a pjit called where it is made, ``pjit(f, ...)(x)`` (not ``partial(pjit, ...)(f)``,
+    which makes one), else None."""
+    outer = ctx.parent(pj.call)
+    if isinstance(outer, ast.Call) and outer.func is pj.call and ctx.qualname(pj.call.func) == PJIT:
+        return outer
+    return None
+
+
+def _takes_shardings(ctx: FileContext, pj: PjitCall) -> bool:
+    """The input specs hold a Sharding object (``NamedSharding(mesh, P("x"))``), which pjit took only
+    with jax.Array on: not a GDA-era call."""
+    for node in ast.walk(pj.value):
+        if isinstance(node, ast.Call):
+            name = ctx.qualname(node.func) or ""
+            if name.startswith("jax.") and name.endswith("Sharding"):
+                return True
+    return False
 
 
 def _pending(ctx: FileContext, site: ast.Call) -> bool:

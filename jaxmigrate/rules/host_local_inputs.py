@@ -57,6 +57,13 @@ class HostLocalInputs(Rule):
     are passed as they are; an argument whose origin the module does not show (a parameter, a
     loop variable) makes the call reported with the code to write, not converted.
 
+    A pjit called where it is made, `pjit(f, ...)(batch)`, is converted the same way. Code that
+    turned jax.Array on for itself passes global values and is left alone: a pjit whose input
+    specs are Sharding objects (`NamedSharding(mesh, P("x"))`, which pjit took only with
+    jax.Array on), and a call inside `with jax_array(True):` or in a function or class decorated
+    `@jax_array(True)` / `@jtu.with_config(jax_array=True)` (JAX's own tests ran such blocks in
+    both modes).
+
     A function a project's partitioner makes (`self._step = self._partitioner.partition(fn, ...)`
     or `.compile(...)`: a pjit JM504 cannot see into) is reported at each call.
 
@@ -231,7 +238,8 @@ class HostLocalInputs(Rule):
                     yield finding
 
     def _site(self, ctx: FileContext, pj: PjitCall, site: ast.Call, outputs_global: bool, note: str) -> Optional[Finding]:
-        message = (f"`{pj.name}` was written for host-local inputs (GDA-era pjit assembled each process's slice into "
+        label = f"`{pj.name}`" if pj.name else "this pjit"
+        message = (f"{label} was written for host-local inputs (GDA-era pjit assembled each process's slice into "
                    f"the global array); jax.Array takes them as global values: convert with `multihost_utils`{note}")
         reason = _cannot(ctx, pj, site)
         kinds = argument_kinds(ctx, site)
@@ -311,7 +319,7 @@ def _cannot(ctx: FileContext, pj: PjitCall, site: ast.Call) -> Optional[str]:
         return f"no single mesh found for the call at line {site.lineno}"
     for spec in filter(None, (pj.value, out_value(pj))):
         if not _visible_at(ctx, spec, site):
-            return f"the shardings of `{pj.name}` use names not visible at the call at line {site.lineno}"
+            return f"the shardings of `{pj.name or 'pjit'}` use names not visible at the call at line {site.lineno}"
     return None
 
 
@@ -366,7 +374,7 @@ def _suggestion(ctx: FileContext, pj: PjitCall, site: Optional[ast.Call], output
     """The code to write, one statement a line, with this call's own arguments and specs where
     they are known: the inputs converted first, then the call's own statement (its targets kept)
     with the call's output converted back, as the fix writes it."""
-    fn = pj.name or "f"
+    fn = pj.name or (ctx.text(site.func) if site is not None and site.func is pj.call else "f")
     in_spec = spec_source(ctx, pj.value, pj.call)[0] if pj.value is not None else "in_specs"
     out = out_value(pj)
     out_spec = spec_source(ctx, out, pj.call)[0] if out is not None else "out_specs"

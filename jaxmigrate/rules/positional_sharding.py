@@ -334,6 +334,8 @@ class _Plan:
         rule, ctx = self.rule, self.ctx
         reported = set()
         fixes: Dict[int, Fix] = {}
+        class_uses = self._class_uses()
+        checked = class_uses[0] if class_uses else None  # `isinstance(s, PositionalSharding)`: no rewrite is safe
         for expr in self.occurrences:
             layout = self.parse(expr)
             status = self.status(expr)
@@ -345,6 +347,11 @@ class _Plan:
             assert layout is not None
             if status == "delete":
                 continue  # its uses carry the fix
+            if status == "rewrite" and checked is not None:
+                suggestion = self.sharding_text(layout, expr)[0] if layout.rank else GENERIC
+                yield rule.finding(ctx, expr, f"{MESSAGE}; the class itself is used on line {checked.lineno} (a type "
+                                   "check sees what this makes): rewrite both by hand", suggestion=suggestion)
+                continue
             if status == "rewrite":
                 root = self._group_root(expr)
                 if id(root) not in fixes:
@@ -366,9 +373,15 @@ class _Plan:
                 continue
             why = self._unstable(layout, expr) if self._sink(expr) is None else self._sink(expr)
             yield rule.finding(ctx, expr, f"{MESSAGE}; {why}", suggestion=self.sharding_text(layout, expr)[0])
-        for ref, qual in ctx.qualified():
-            if qual in LEGACY and not isinstance(ctx.parent(ref), ast.Attribute):
-                parent = ctx.parent(ref)
+        for ref in class_uses:
+            yield rule.finding(ctx, ref, f"{MESSAGE}; the class itself is used here", suggestion="jax.sharding.NamedSharding")
+
+    def _class_uses(self) -> List[ast.expr]:
+        """References to the class that do not call it (``isinstance(s, PositionalSharding)``)."""
+        found = []
+        for ref, qual in self.ctx.qualified():
+            if qual in LEGACY and not isinstance(self.ctx.parent(ref), ast.Attribute):
+                parent = self.ctx.parent(ref)
                 if not (isinstance(parent, ast.Call) and parent.func is ref):
-                    yield rule.finding(ctx, ref, f"{MESSAGE}; the class itself is used here",
-                                       suggestion="jax.sharding.NamedSharding")
+                    found.append(ref)
+        return found
