@@ -102,7 +102,7 @@ def map_range(ops: list, i1: int, i2: int) -> tuple:
 def regions(up: list, jm: list) -> list:
     """Merge touching changed ranges (old-side lines) of both diffs: (i1, i2, n_up_sites, n_jm_changes)."""
     spans = sorted([(i1, i2, 1, 0) for i1, i2, _, _ in up] + [(i1, i2, 0, 1) for i1, i2, _, _ in jm])
-    merged = []
+    merged: list = []
     for i1, i2, u, j in spans:
         if merged and i1 <= merged[-1][1]:
             m = merged[-1]
@@ -162,7 +162,7 @@ def main() -> None:
     print(f"# target jax {args.target_jax}; trees in {work}; blobs missing from the mirror: {missing or 'none'}")
 
     def by_line(records):
-        out = {}
+        out: dict = {}
         for r in records:
             out.setdefault(r["path"].removeprefix("./"), []).append((r["line"], r["code"], r["message"]))
         return out
