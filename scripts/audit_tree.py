@@ -10,8 +10,10 @@ original), and reports:
   - files that contain no rule trigger are byte-identical;
   - every remaining legacy-API token in code (not in a comment or string) is on a line that
     `check` reports: "fixed or flagged". Tokens in code that no finding covers are listed for a
-    person to judge (a trap correctly left alone, or a miss).
-Exit 1 if a hard check fails (parse, idempotence, untouched files), else 0.
+    person to judge (a trap correctly left alone, or a miss);
+  - names the fix left undefined (ruff's F821/F822/F823, run on the tree before and after: a
+    name undefined only after the fix would fail at import or at run time), when ruff is installed.
+Exit 1 if a hard check fails (parse, idempotence, untouched files, new undefined names), else 0.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ import subprocess
 import sys
 import tempfile
 import tokenize
+from collections import Counter
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 LEGACY = re.compile(
     r"\b(in_axis_resources|out_axis_resources|with_sharding_constraint\(.*\baxis_resources\s*="
@@ -84,6 +87,7 @@ def main() -> int:
             work = Path(tmp) / src.name
             shutil.copytree(src, work, symlinks=True)
             before = {p.relative_to(work): p.read_bytes() for p in work.rglob("*.py") if p.is_file()}
+            undefined_before = undefined_names(work)
             extra = ["--unsafe-fixes"] if args.unsafe_fixes else []
             initial = json.loads(jaxmigrate("check", "--format", "json", ".", cwd=work).stdout or "[]")
             first = jaxmigrate("fix", "-j", "2", *extra, ".", cwd=work)
@@ -126,8 +130,26 @@ def main() -> int:
                 print(f"     {item}")
             idempotent = "Applied 0 fixes" in second.stdout
             print(f"   idempotent: {idempotent}")
-            failed |= bool(broke or no_trigger_touched or not idempotent)
+            undefined_after = undefined_names(work)
+            new_undefined = [] if undefined_before is None or undefined_after is None else \
+                sorted((undefined_after - undefined_before).elements())
+            print(f"   names left undefined by the fix (ruff F821/F822/F823): "
+                  f"{'ruff not installed' if undefined_after is None else len(new_undefined)}")
+            for path, message in new_undefined:
+                print(f"     {path}: {message}")
+            failed |= bool(broke or no_trigger_touched or not idempotent or new_undefined)
     return 1 if failed else 0
+
+
+def undefined_names(tree: Path) -> Optional[Counter]:
+    """(file, message) of each undefined name ruff finds in ``tree``, or None without ruff."""
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    if not Path(ruff).exists():
+        return None
+    out = subprocess.run([ruff, "check", "--no-cache", "--isolated", "--select", "F821,F822,F823",
+                          "--output-format", "json", "--exit-zero", "."], cwd=tree, capture_output=True, text=True)
+    return Counter((Path(d["filename"]).relative_to(tree.resolve()).as_posix(), d["message"])
+                   for d in json.loads(out.stdout or "[]"))
 
 
 def _count(findings):

@@ -89,6 +89,10 @@ class ModuleGraph:
                     todo.append(nxt)
         return seen - {start}
 
+    def resolve(self, index: int, dotted: str) -> Set[int]:
+        """The files an absolute import of ``dotted`` in file ``index`` may load."""
+        return self._resolve(index, tuple(dotted.split(".")))
+
     def _package(self, index: int, level: int):
         dotted = self._dotted[index]
         is_init = os.path.basename(self.paths[index]).startswith("__init__.")

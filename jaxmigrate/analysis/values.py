@@ -9,12 +9,15 @@ class, a ``type(x) is C`` comparison).
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.statements import EXITS
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+#: the key in ``FileContext.origin`` (with the class's qualified name after it) of the functions of
+#: other modules that return the class's instances, as this module names them (engine/gda_helpers.py)
+IMPORTED_MAKERS = "imported makers of "
 # where a class reference in a subscript is a type argument: typing's generics and the builtin ones
 TYPE_ARGUMENT_HOSTS = ("typing.", "typing_extensions.", "collections.abc.")
 BUILTIN_GENERICS = ("dict", "list", "tuple", "set", "frozenset", "type")
@@ -97,7 +100,7 @@ class InstanceFacts:
         string annotation says so), and the class reference that says so (an annotation or an
         isinstance check), else None."""
         if isinstance(receiver, ast.Call):
-            return self.ctx.qualname(receiver.func) in self.makers, None
+            return self._is_made(receiver), None
         if isinstance(receiver, ast.Attribute):
             ref = self._field_annotation(receiver)
             return ref is not None, ref
@@ -141,6 +144,11 @@ class InstanceFacts:
         function = bindings[0].node if len(bindings) == 1 else None
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False, None
+        return self.returns_instance(function)
+
+    def returns_instance(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Tuple[bool, Optional[ast.AST]]:
+        """Whether ``function`` returns an instance: its return annotation says so (the evidence),
+        or each of its ``return`` statements returns a value a maker makes."""
         if function.returns is not None:
             ref = self._annotation_ref(function.returns)
             return ref is not None, ref
@@ -166,7 +174,13 @@ class InstanceFacts:
         return None
 
     def _is_made(self, value: ast.expr) -> bool:
-        return isinstance(value, ast.Call) and self.ctx.qualname(value.func) in self.makers
+        return isinstance(value, ast.Call) and (self.ctx.qualname(value.func) in self.makers
+                                                or self.ctx.qualname(value.func) in self.imported_makers())
+
+    def imported_makers(self) -> Tuple[str, ...]:
+        """Functions of other modules of the project that return instances (their qualified names as
+        this module imports them), which the project's scan hands over (``ctx.origin``)."""
+        return cast(Tuple[str, ...], self.ctx.origin.get(IMPORTED_MAKERS + self.cls) or ())
 
     def _annotation_ref(self, ann: ast.expr) -> Optional[ast.expr]:
         """The class reference in ``TheClass``, ``Optional[TheClass]`` or ``TheClass | None``."""

@@ -59,9 +59,10 @@ def _fingerprint() -> str:
 
 
 @lru_cache(maxsize=None)
-def settings_digest(rule_codes: Tuple[str, ...], target, notebook: bool, hold: Optional[str] = None) -> bytes:
-    """The settings a file's findings depend on; ``hold``: the project's mesh plan's for the file."""
-    return hashlib.blake2b(repr((rule_codes, target, notebook, hold)).encode(), digest_size=_DIGEST).digest()
+def settings_digest(rule_codes: Tuple[str, ...], target, notebook: bool, project: object = None) -> bytes:
+    """The settings a file's findings depend on; ``project``: what the plans that span modules say
+    of the file (its mesh hold, the GDA helpers it imports)."""
+    return hashlib.blake2b(repr((rule_codes, target, notebook, project)).encode(), digest_size=_DIGEST).digest()
 
 
 def content_digest(data: bytes) -> bytes:

@@ -18,55 +18,32 @@ which the pipeline hands to the rules (``jit_plan.PROJECT_HOLD``).
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import replace
-from functools import lru_cache
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
-from jaxmigrate.analysis.module_graph import ModuleGraph, linked_groups
+from jaxmigrate.analysis.module_graph import linked_groups
 from jaxmigrate.core.findings import Finding
+from jaxmigrate.engine.project_scan import MESH_CODES
 
 if TYPE_CHECKING:
     from jaxmigrate.engine.discovery import SourceFile
     from jaxmigrate.engine.pipeline import FileResult, Settings
+    from jaxmigrate.engine.project_scan import Scan
 
-PAIR = ("JM701", "JM702")
+PAIR = MESH_CODES
 
 
-def plan(files: Sequence["SourceFile"], settings: "Settings", jobs: Optional[int] = None,
+def plan(files: Sequence["SourceFile"], settings: "Settings", found: "Scan", jobs: Optional[int] = None,
          cache=None) -> Tuple[Tuple[str, str], ...]:
     """(real path, why the JM701/JM702 rewrites are held back by another module) for the files
     of the run that need it; () when no module is linked to another. With a ``cache``
-    (``engine.cache.Cache``), a file untouched since it was read is not read again: its imports
-    and its verdict are stored there."""
-    from jaxmigrate.analysis.module_graph import imported_names
-    from jaxmigrate.engine.pipeline import active_rules, prefilter_input
-    from jaxmigrate.rules import BY_CODE
-
-    if not set(PAIR) & set(settings.rule_codes) or not settings.plan_mesh:
+    (``engine.cache.Cache``), a file untouched since it was read is not fixed in memory again:
+    its verdict is stored there."""
+    if not set(PAIR) & set(settings.rule_codes):
         return ()
     alone = not set(PAIR) <= set(settings.rule_codes)  # one of the pair: a module alone may need holding
-    if len(files) < 2 and not alone:
-        return ()  # one module plans its own rewrites (patterns/jit_plan.py)
-    pair = [BY_CODE[c] for c in PAIR]
-    graph = ModuleGraph([str(f.path) for f in files])
-    candidates, stats = [], {}
-    for index, file in enumerate(files):
-        try:
-            stats[index] = stat = _stat(file)
-            facts = cache.fact("imports", file.path, stat) if cache is not None else None
-            if facts is None:
-                read_ns = time.time_ns()
-                data = prefilter_input(file.path.read_bytes(), file.display)  # a notebook: its code cells
-                facts = (imported_names(data), bool(active_rules(data, pair)))
-                if cache is not None:
-                    cache.put_fact("imports", file.path, stat, read_ns, facts)
-        except OSError:
-            continue  # the run reports it
-        graph.add_names(index, facts[0])
-        if facts[1]:
-            candidates.append(index)
+    graph, candidates, stats = found.graph, found.mesh, found.stats
     linked = [group for group in linked_groups(graph, candidates) if len(group) > 1 or alone]
     if not linked:
         return ()
@@ -85,11 +62,6 @@ def plan(files: Sequence["SourceFile"], settings: "Settings", jobs: Optional[int
                                                      "linked by imports"
             holds.append((_key(files[i]), text))
     return tuple(holds)
-
-
-def _stat(file: "SourceFile") -> Tuple[int, int, int]:
-    st = os.stat(file.path)
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _verdicts(files: Sequence["SourceFile"], members: List[int], stats: Dict[int, Tuple[int, int, int]],
@@ -121,10 +93,10 @@ def _fixed_in_memory(files: Sequence["SourceFile"], settings: "Settings", jobs: 
 
     codes = tuple(dict.fromkeys((*settings.rule_codes, *PAIR)))
     variants = tuple((folder, replace(v, rule_codes=tuple(dict.fromkeys((*v.rule_codes, *PAIR))), per_file_ignores=(),
-                                      fix=True, write=False, unsafe_fixes=True, mesh_holds=(), plan_mesh=False))
+                                      fix=True, write=False, unsafe_fixes=True, mesh_holds=(), gda_makers=(), plan_project=False))
                      for folder, v in settings.variants)
     dry = replace(settings, rule_codes=codes, fix=True, write=False, unsafe_fixes=True, per_file_ignores=(),
-                  variants=variants, mesh_holds=(), plan_mesh=False)
+                  variants=variants, mesh_holds=(), gda_makers=(), plan_project=False)
     return run(files, dry, jobs)
 
 
@@ -149,13 +121,3 @@ def _keeps_old_api(file: "SourceFile", result: "FileResult", settings: "Settings
 
 def _key(file: "SourceFile") -> str:
     return str(file.path.resolve())
-
-
-def hold_for(holds: Tuple[Tuple[str, str], ...], path) -> Optional[str]:
-    """The held reason of ``path`` (a Path) in ``holds``, or None."""
-    return _as_dict(holds).get(str(path.resolve())) if holds else None
-
-
-@lru_cache(maxsize=4)
-def _as_dict(holds: Tuple[Tuple[str, str], ...]) -> Dict[str, str]:
-    return dict(holds)

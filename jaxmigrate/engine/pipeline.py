@@ -18,8 +18,9 @@ from typing import List, Optional, Sequence, Set, Tuple, Type
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.import_layout import join_written_imports
 from jaxmigrate.core.findings import Finding
+from jaxmigrate.engine import gda_helpers
 from jaxmigrate.engine.apply import FixError, apply_round
-from jaxmigrate.engine.mesh_plan import hold_for
+from jaxmigrate.engine.project_scan import for_path
 from jaxmigrate.engine.source import decode
 from jaxmigrate.engine.suppression import skips_file, unsuppressed
 from jaxmigrate.engine.writer import NotWritten, refusal, write_fixed
@@ -53,14 +54,28 @@ class Settings:
     # held back by another module); ``hold``: this file's, set by ``for_file``
     mesh_holds: Tuple[Tuple[str, str], ...] = ()
     hold: Optional[str] = None
-    plan_mesh: bool = True  # False: no project plan (a run that makes one)
+    plan_project: bool = True  # False: no plans that span modules (a run that makes one)
+    # the GDA-returning functions of other modules that each file imports (engine/gda_helpers.py);
+    # ``imported_makers``: this file's, set by ``for_file``
+    gda_makers: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    imported_makers: Tuple[str, ...] = ()
 
     def for_file(self, path: Path) -> "Settings":
         """The settings of ``path``'s nearest configuration, minus the codes that its
         per-file-ignores switch off for ``path``, with its hold from the mesh plan."""
         effective = self._configured(path)
-        hold = hold_for(self.mesh_holds, path)
-        return replace(effective, hold=hold) if hold != effective.hold else effective
+        hold = for_path(self.mesh_holds, path)
+        makers = for_path(self.gda_makers, path) or ()
+        if hold != effective.hold or makers != effective.imported_makers:
+            return replace(effective, hold=hold, imported_makers=makers)
+        return effective
+
+    def project_facts(self) -> dict:
+        """What the plans that span modules say of this file, for its rules (``FileContext.origin``)."""
+        facts: dict = {PROJECT_HOLD: self.hold} if self.hold else {}
+        if self.imported_makers:
+            facts.update(gda_helpers.origin(self.imported_makers))
+        return facts
 
     def _configured(self, path: Path) -> "Settings":
         if self.variants:
@@ -193,6 +208,8 @@ def transform(data: bytes, display: str, settings: Settings) -> Outcome:
     from jaxmigrate.rules import BY_CODE
 
     rules = active_rules(prefilter_input(data, display), [BY_CODE[c] for c in settings.rule_codes])
+    if settings.imported_makers and gda_helpers.RULE in settings.rule_codes and BY_CODE[gda_helpers.RULE] not in rules:
+        rules.append(BY_CODE[gda_helpers.RULE])  # the module's GDAs come from another module's helpers
     if not rules or skips_file(data):
         return Outcome([])
     source = decode(data)
@@ -258,7 +275,7 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
     then join the same module's import (``join_written_imports``)."""
     original = text
     applied_total = 0
-    held = {PROJECT_HOLD: settings.hold} if settings.hold else {}  # the project's mesh plan holds this file's
+    held = settings.project_facts()  # what the plans that span modules say of this file
     findings = first = analyse(text, display, rules, settings.target, held)
     fired: Set[str] = set()
     origin = None  # the facts of the text as given that the fixes may rewrite (patterns/era.py)

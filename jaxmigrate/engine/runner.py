@@ -42,7 +42,8 @@ def _settings_key(settings: Settings, file: SourceFile) -> bytes:
     from jaxmigrate.engine.cache import settings_digest
 
     effective = settings.for_file(file.path)
-    return settings_digest(effective.rule_codes, effective.target, file.display.endswith(".ipynb"), effective.hold)
+    project = (effective.hold, effective.imported_makers) if effective.hold or effective.imported_makers else None
+    return settings_digest(effective.rule_codes, effective.target, file.display.endswith(".ipynb"), project)
 
 
 def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optional[tuple]]:
@@ -60,7 +61,8 @@ def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optio
 
         key = Key(content_digest(data), _settings_key(settings, file), stat_of(st), read_ns)  # type: ignore[arg-type]  # st is set when the cache is
     store = None if settings.fix else key
-    if not active_rules(prefilter_input(data, file.display), rules) or skips_file(data):
+    if not (active_rules(prefilter_input(data, file.display), rules) or settings.for_file(file.path).imported_makers) \
+            or skips_file(data):
         return FileResult(file.display), store
     if key is not None:
         hit = _cache.get(file.path, key.content, key.settings)  # type: ignore[union-attr]  # a key means a cache
@@ -199,10 +201,8 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
         from jaxmigrate.engine.writer import remove_stale_temporaries
 
         remove_stale_temporaries({f.path.parent for f in files})
-    if settings.plan_mesh:  # a file's JM701/JM702 rewrites may depend on the modules it is linked to
-        from jaxmigrate.engine.mesh_plan import plan
-
-        settings = replace(settings, mesh_holds=plan(files, settings, jobs, cache), plan_mesh=False)
+    if settings.plan_project:  # what a file's rules find may depend on the modules it imports or that import it
+        settings = _with_project_plans(files, settings, jobs, cache)
     results: List[Optional[FileResult]] = [None] * len(files)
     pending = _untouched(files, settings, cache, results) if cache is not None else list(enumerate(files))
     jobs = jobs or os.cpu_count() or 1
@@ -236,6 +236,21 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
     if interrupted:
         raise Interrupted(results)
     return results  # type: ignore[return-value]  # not interrupted: every file has its result
+
+
+def _with_project_plans(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int], cache) -> Settings:
+    """``settings`` with the plans that span modules: the JM701/JM702 holds (engine/mesh_plan.py) and
+    the GDA-returning helpers each file imports (engine/gda_helpers.py). One file alone needs
+    neither, unless only one rule of the mesh pair is selected."""
+    from jaxmigrate.engine import gda_helpers, mesh_plan
+    from jaxmigrate.engine.project_scan import MESH_CODES, scan
+
+    one_of_pair = len(set(MESH_CODES) & set(settings.rule_codes)) == 1
+    if len(files) < 2 and not one_of_pair:
+        return replace(settings, plan_project=False)
+    found = scan(files, cache)
+    return replace(settings, mesh_holds=mesh_plan.plan(files, settings, found, jobs, cache),
+                   gda_makers=gda_helpers.makers(files, settings, found, cache), plan_project=False)
 
 
 class Interrupted(Exception):

@@ -10,6 +10,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
+from jaxmigrate.analysis.values import InstanceFacts
 from jaxmigrate.catalog.gda import EVERY_ARRAY, GDA_NAME
 from jaxmigrate.catalog.moves import BY_OLD
 from jaxmigrate.core.findings import ImportRef
@@ -129,6 +130,18 @@ def _inside_call(ctx: FileContext, node: ast.AST, root: ast.AST) -> bool:
 
 MAKE_FROM_CALLBACK = "jax.make_array_from_callback"
 MAKE_FROM_ARRAYS = "jax.make_array_from_single_device_arrays"
+GDA_VALUES = (*CONSTRUCTORS, MAKE_FROM_CALLBACK, MAKE_FROM_ARRAYS)  # what returns a GDA (or its jax.Array)
+
+
+def migrated_mesh_text(ctx: FileContext, expr: ast.expr) -> str:
+    """``expr``'s text as JM502 leaves it: ``x.mesh`` on a GDA becomes ``x.sharding.mesh``. For a
+    fix that copies ``expr`` into new lines in the round JM502 rewrites the original (a copy
+    would keep the GDA attribute, which a later round can no longer tell is one)."""
+    if isinstance(expr, ast.Attribute) and expr.attr in ("mesh", "_global_mesh"):
+        facts = InstanceFacts(ctx, GDA, GDA_VALUES, lambda text: names_gda(ctx, text))
+        if facts.receiver(expr.value)[0]:
+            return f"{ctx.text(expr.value)}.sharding.mesh"
+    return ctx.text(expr)
 
 
 def construction_method(kind: str) -> str:

@@ -15,6 +15,7 @@ from jaxmigrate.patterns.gda import (
     PARTIAL,
     PJIT,
     is_multi_process,
+    migrated_mesh_text,
     outputs_are_global,
     spec_source,
 )
@@ -115,7 +116,7 @@ def mesh_for(ctx: FileContext, site: ast.AST) -> Optional[str]:
                     if isinstance(item.optional_vars, ast.Name):
                         return item.optional_vars.id
                     if isinstance(item.context_expr, (ast.Name, ast.Attribute)):
-                        return ctx.text(item.context_expr)
+                        return migrated_mesh_text(ctx, item.context_expr)
         node = ctx.parent(node)
     meshes = ctx.memo("mesh variables", lambda _: {})  # id(scope) → its names bound to a Mesh construction
     candidates = set(ctx.resolver.visible_from(ctx.resolver.scope_of(site), lambda s: _mesh_variables(ctx, s, meshes)))

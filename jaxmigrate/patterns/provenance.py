@@ -11,7 +11,7 @@ import ast
 from typing import Callable, Optional
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.patterns.gda import CONSTRUCTORS, MULTIHOST_UTILS
+from jaxmigrate.patterns.gda import CONSTRUCTORS, GDA, MULTIHOST_UTILS
 
 HOST, GLOBAL, SCALAR, UNKNOWN = "host", "global", "scalar", "unknown"
 GLOBAL_MAKERS = frozenset((
@@ -69,12 +69,26 @@ def _call(ctx: FileContext, call: ast.Call, pjit_output: Callable[[ast.Call], Op
     return pjit_output(call) or UNKNOWN
 
 
+GLOBAL_ANNOTATIONS = frozenset((GDA, "jax.Array"))
+
+
+def _annotated_global(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    args = function.args
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        if arg.arg == name:
+            return arg.annotation is not None and ctx.qualname(arg.annotation) in GLOBAL_ANNOTATIONS
+    return False
+
+
 def _name(ctx: FileContext, name: ast.Name, pjit_output: Callable[[ast.Call], Optional[str]], depth: int) -> str:
     """What every binding of ``name`` that may reach it gives (all the same kind, else UNKNOWN)."""
     bindings = ctx.bindings(name)
     kinds = set()
     for b in bindings:
         stmt = b.node
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _annotated_global(ctx, stmt, name.id):
+            kinds.add(GLOBAL)  # a parameter annotated as a GDA (or the jax.Array a fix made of it)
+            continue
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
             return UNKNOWN  # a parameter, a loop variable, an import...
         target = stmt.targets[0]

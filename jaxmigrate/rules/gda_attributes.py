@@ -15,11 +15,9 @@ from jaxmigrate.analysis.values import InstanceFacts, defines_attribute, rejects
 from jaxmigrate.catalog.gda import ADVICE, ATTRIBUTE_RENAMES, GDA_ONLY, MEMBER_MOVES, PRIVATE_REPORTED
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef, StatementEdit
 from jaxmigrate.patterns.gda import (
-    CONSTRUCTORS,
     GDA,
     GDA_MODULE,
-    MAKE_FROM_ARRAYS,
-    MAKE_FROM_CALLBACK,
+    GDA_VALUES,
     NAMED_SHARDING,
     gda_string_annotations,
     named_like_gda,
@@ -36,7 +34,6 @@ MESH_ATTRIBUTES = ("mesh", "mesh_axes", "_global_mesh", "_mesh_axes")  # renamed
 SHARD_SINCE = "0.4.5"  # first JAX with `jax.Shard` (jax.Array itself is there since 0.4.1)
 
 CLASS_METHODS = ("from_callback", "from_batched_callback", "from_batched_callback_with_devices")
-GDA_VALUES = (*CONSTRUCTORS, MAKE_FROM_CALLBACK, MAKE_FROM_ARRAYS)
 
 
 
@@ -69,7 +66,10 @@ class GdaAttributes(Rule):
       or class field (`self.x`) annotated `GlobalDeviceArray` (also `Optional[...]`), or a name
       narrowed by `if isinstance(x, GlobalDeviceArray):` (also `while`, `and`, `... if ... else`),
       `assert isinstance(...)`, `self.assertIsInstance(...)` or
-      `if not isinstance(...): raise`. An annotation or isinstance check that is the evidence
+      `if not isinstance(...): raise`, or a name bound to what a helper returns: a function of
+      the module, or of another module of the tree given to `check`/`fix` that this one imports
+      (`from model import make_params`), whose return annotation is `GlobalDeviceArray` or whose
+      every `return` builds one. An annotation or isinstance check that is the evidence
       is rewritten in the same fix as the attributes it vouches for, so no rename is left
       behind once it says `jax.Array`.
     - `local_shards` and `local_data(...)` on any other receiver are reported (only a GDA had

@@ -1,8 +1,11 @@
-"""The project-level plan of JM701/JM702: modules linked by imports change together or not at all."""
+"""The plans that span modules: JM701/JM702 change together over modules linked by imports, or not
+at all; JM502 knows the GDAs other modules' helpers make."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from jaxmigrate.analysis.module_graph import ModuleGraph, imported_names, linked_groups
 from jaxmigrate.engine import runner
@@ -158,3 +161,44 @@ def test_a_warm_run_plans_without_reading_or_fixing(tmp_path, monkeypatch):
     assert [r for r in reads if r.suffix == ".py"] == []
     assert [f.message for f in second["main.py"].findings] == [f.message for f in first["main.py"].findings]
     assert "model.py:5 keeps its pjit" in second["main.py"].findings[0].message
+
+
+HELPERS = """\
+import numpy as np
+from jax.experimental.global_device_array import GlobalDeviceArray
+from jax.sharding import PartitionSpec as P
+
+
+def make_params(mesh) -> GlobalDeviceArray:
+    return build(mesh)
+
+
+def build(mesh):
+    return GlobalDeviceArray.from_callback((8,), mesh, P("x"), lambda idx: np.zeros(8)[idx])
+
+
+def not_a_gda(mesh):
+    return mesh
+"""
+
+
+@pytest.mark.parametrize("imports,call", [
+    ("from model import make_params", "make_params(mesh)"),
+    ("from model import build as make", "make(mesh)"),
+    ("import model", "model.make_params(mesh)"),
+    ("from pkg import model", "model.build(mesh)"),
+])
+def test_gdas_made_by_another_modules_helpers_are_known(tmp_path, imports, call):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    folder = tmp_path / "pkg" if "pkg" in imports else tmp_path
+    (folder / "model.py").write_text(HELPERS)
+    (tmp_path / "main.py").write_text(f"{imports}\n\nparams = {call}\naxes = params.mesh_axes\n")
+    files = [SourceFile(p, p.name) for p in sorted(tmp_path.rglob("*.py"))]
+    results = _run(files, fix=True, write=False, target=(0, 4, 14))
+    assert "axes = params.sharding.spec" in results["main.py"].new_bytes.decode()
+
+
+def test_a_helper_that_makes_no_gda_says_nothing(tmp_path):
+    files = _tree(tmp_path, model=HELPERS, main="from model import not_a_gda\n\nx = not_a_gda(1)\ny = x.mesh_axes\n")
+    assert _run(files, fix=False, target=(0, 4, 14))["main.py"].findings == []

@@ -1,0 +1,84 @@
+"""The project's functions that return GlobalDeviceArrays, for the modules that import them.
+
+JM502 knows the GDAs of a module from what makes them there, including the module's own helpers
+(a return annotation, or every ``return`` building one). A helper in another module makes GDAs
+too: ``params = make_params(mesh)`` after ``from model import make_params``, then
+``params.mesh_axes``. Once the fix migrates the helper, that value is a jax.Array, and
+``.mesh_axes`` on it fails; so before the run the helpers of every module that may hold one are
+found (a module-level ``def`` that returns GDAs, by its annotation or its returns), and each module
+that imports one gets its qualified name as it spells it (``model.make_params``), which JM502
+reads through ``FileContext.origin`` (analysis/values.py). Relative imports are not followed.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import partial
+from typing import TYPE_CHECKING, Dict, Sequence, Tuple
+
+from jaxmigrate.analysis.values import IMPORTED_MAKERS, InstanceFacts
+
+if TYPE_CHECKING:
+    from jaxmigrate.engine.discovery import SourceFile
+    from jaxmigrate.engine.pipeline import Settings
+    from jaxmigrate.engine.project_scan import Scan
+
+RULE = "JM502"
+
+
+def makers(files: Sequence["SourceFile"], settings: "Settings", found: "Scan",
+           cache=None) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    """(real path, qualified names of the GDA-returning functions it imports) per file that imports one."""
+    if RULE not in settings.rule_codes or not found.gda:
+        return ()
+    helpers = {i: returning for i in found.gda if i in found.stats
+               and (returning := _returning(files[i], found.stats[i], settings, cache))}
+    if not helpers:
+        return ()
+    out = []
+    for index, imports in found.imports.items():
+        names = []
+        for level, module, imported in imports:
+            if level:
+                continue
+            for target in found.graph.resolve(index, module) & helpers.keys():
+                names += [f"{module}.{f}" for f in helpers[target] if not imported or f in imported]
+            for name in imported:  # `from pkg import model`
+                for target in found.graph.resolve(index, f"{module}.{name}") & helpers.keys():
+                    names += [f"{module}.{name}.{f}" for f in helpers[target]]
+        if names:
+            out.append((str(files[index].path.resolve()), tuple(sorted(set(names)))))
+    return tuple(out)
+
+
+def _returning(file: "SourceFile", stat: Tuple[int, int, int], settings: "Settings", cache) -> Tuple[str, ...]:
+    """The module-level functions of ``file`` that return GDAs (from the cache when untouched)."""
+    import time
+
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.engine.pipeline import prefilter_input
+    from jaxmigrate.engine.source import decode
+    from jaxmigrate.patterns.gda import GDA, GDA_VALUES, names_gda
+
+    known = cache.fact("gda-returns", file.path, stat) if cache is not None else None
+    if known is not None:
+        return tuple(known)
+    read_ns = time.time_ns()
+    try:
+        text = decode(prefilter_input(file.path.read_bytes(), file.display)).text
+        ctx = FileContext.of(text, file.display, settings.for_file(file.path).target)
+    except (OSError, SyntaxError, ValueError, LookupError, UnicodeDecodeError, RecursionError, MemoryError):
+        return ()  # the run reports it
+    facts = InstanceFacts(ctx, GDA, GDA_VALUES, partial(names_gda, ctx))
+    names = tuple(sorted(node.name for node in ctx.tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                         and facts.returns_instance(node)[0]))
+    if cache is not None:
+        cache.put_fact("gda-returns", file.path, stat, read_ns, names)
+    return names
+
+
+def origin(imported: Tuple[str, ...]) -> Dict[str, object]:
+    """What the pipeline hands the rules of a file that imports GDA-returning helpers."""
+    from jaxmigrate.patterns.gda import GDA
+
+    return {IMPORTED_MAKERS + GDA: imported} if imported else {}
