@@ -18,6 +18,7 @@ from typing import List, Optional, Sequence, Set, Tuple, Type
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.import_layout import join_written_imports
 from jaxmigrate.core.findings import Finding
+from jaxmigrate.core.syntax import parse_error
 from jaxmigrate.engine import gda_helpers
 from jaxmigrate.engine.apply import FixError, apply_round
 from jaxmigrate.engine.project_scan import for_path
@@ -415,7 +416,7 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
                 result.fixed_findings, result.on_disk = result.findings, outcome.on_disk
                 result.findings = outcome.left_on_disk
     except SyntaxError as exc:
-        result.error = f"could not parse: {exc.msg} (line {exc.lineno})"
+        result.error = parse_error(exc)
         result.error_at = (exc.lineno or 1, exc.offset or 1) if not display.endswith(".ipynb") else (1, 1)
     except (KeyError, IndexError) as exc:  # LookupErrors too, but an engine bug's, not an unknown encoding's
         result.error = f"internal error: {type(exc).__name__}: {exc}"
