@@ -6,8 +6,10 @@ JAX_GIT_DIR is a clone of jax-ml/jax with its release tags (a bare one will do).
 tag ``jax-vX.Y.Z`` (release candidates left out) from ``--since`` on, each ``jax/**/*.py`` file
 (tests left out) is parsed with ``ast``, nothing is imported or installed, and every name a user
 can reach is recorded: the modules, and the names each binds at module level (defs, classes,
-assignments, imports re-exported, ``from m import *`` through ``__all__``), minus what ``del``
-removes and what only exists ``if TYPE_CHECKING``. A name in a module's ``_deprecations`` table
+assignments, imports re-exported, ``from m import *`` through ``__all__``, the names a lazy
+loader's ``attach(package, [names])`` gives), minus what ``del`` removes and what only exists
+``if TYPE_CHECKING``. A file the running Python cannot parse stops the script (JAX 0.11.0 on
+needs Python >= 3.12): read as absent, its module's names would look removed. A name in a module's ``_deprecations`` table
 is deprecated while it maps to an object and removed once it maps to None; a function whose body
 warns that it is deprecated is deprecated wherever it is re-exported. The replacement is the
 first JAX name a deprecation message names that the history knows (``jnp.x`` read as
@@ -150,6 +152,12 @@ def summarise(source: bytes, module: str, is_package: bool) -> Summary:
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 nodes = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 value = stmt.value
+                lazy = _lazy_names(stmt, module)
+                if lazy is not None:  # `__getattr__, __dir__, __all__ = _lazy.attach("pkg", [...])`
+                    for name, loaded in lazy:
+                        bind(name, "export", loaded)
+                    out.all = [name for name, _ in lazy]
+                    continue
                 for target in nodes:
                     for name in targets(target):
                         if name == "__all__" and value is not None:
@@ -182,8 +190,15 @@ def summarise(source: bytes, module: str, is_package: bool) -> Summary:
                     visit(stmt.body)
             elif isinstance(stmt, ast.Try) or stmt.__class__.__name__ == "TryStar":
                 visit(stmt.body)  # type: ignore[attr-defined]  # a Try or TryStar
+                tried = dict(out.bindings)
                 for handler in stmt.handlers:  # type: ignore[attr-defined]  # a Try or TryStar
                     visit(handler.body)
+                # a handler's fallback from another package (`except ImportError: from
+                # jax_cuda12_plugin import _mosaic_gpu_ext`) does not hide what the try imported
+                for name, binding in tried.items():
+                    now = out.bindings.get(name)
+                    if now is not None and now != binding and _foreign(now):
+                        out.bindings[name] = binding
                 visit(stmt.orelse)  # type: ignore[attr-defined]  # a Try or TryStar
                 visit(stmt.finalbody)  # type: ignore[attr-defined]  # a Try or TryStar
             elif isinstance(stmt, (ast.With, ast.For)):
@@ -195,6 +210,37 @@ def summarise(source: bytes, module: str, is_package: bool) -> Summary:
     visit(tree.body)
     out.options = _config_options(tree)
     return out
+
+
+def _foreign(binding: Tuple[str, str]) -> bool:
+    """Whether a binding imports from a package other than JAX (``import numpy as np``)."""
+    kind, target = binding
+    return kind in ("import", "export", "module") and target.split(".")[0] not in ROOTS
+
+
+def _lazy_names(stmt: ast.stmt, module: str) -> Optional[List[Tuple[str, str]]]:
+    """(name, what it loads) for each name a lazy loader gives the module: an assignment to
+    ``__getattr__`` (and ``__dir__``, ``__all__``) from a call of ``attach(package, [names])``,
+    which loads ``package.name`` on first access. None for any other statement."""
+    value = getattr(stmt, "value", None)
+    nodes = stmt.targets if isinstance(stmt, ast.Assign) else []
+    names = {n.id for target in nodes for n in ast.walk(target) if isinstance(n, ast.Name)}
+    if "__getattr__" not in names or not isinstance(value, ast.Call) or len(value.args) < 2:
+        return None
+    func = value.func
+    if (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") != "attach":
+        return None
+    package, listed = value.args[:2]
+    if isinstance(package, ast.Name) and package.id == "__name__":
+        base = module
+    elif isinstance(package, ast.Constant) and isinstance(package.value, str):
+        base = package.value
+    else:
+        return None
+    if not isinstance(listed, (ast.List, ast.Tuple)):
+        return None
+    return [(e.value, f"{base}.{e.value}") for e in listed.elts
+            if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.isidentifier()]
 
 
 #: the builtin containers whose methods a module-level registry offers (`mlir.lowerable_effects.add(...)`)
@@ -431,6 +477,10 @@ def removal_messages(summaries: Dict[str, Summary]) -> Dict[str, str]:
 
 
 # the whole history ----------------------------------------------------------------------------
+class Unparsable(Exception):
+    """A release's file that this Python cannot parse: its names would look removed."""
+
+
 def mentioned(message: str) -> List[str]:
     """The JAX names a message mentions, ``jnp.x`` read as ``jax.numpy.x``."""
     out = []
@@ -442,7 +492,7 @@ def mentioned(message: str) -> List[str]:
 
 def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, list]]:
     git = Git(git_dir)
-    cache: Dict[Tuple[str, str], Optional[Summary]] = {}
+    cache: Dict[Tuple[str, str], Summary] = {}
     versions: List[str] = []
     presence: Dict[str, List[int]] = {}  # qualname -> version indexes where it exists
     kinds: Dict[str, str] = {}
@@ -464,11 +514,12 @@ def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, lis
             if key not in cache:
                 try:
                     cache[key] = summarise(git.blob(sha), module, is_package)
-                except (SyntaxError, ValueError):
-                    cache[key] = None
-            summary = cache[key]
-            if summary is not None:
-                summaries[module] = summary
+                except (SyntaxError, ValueError) as exc:  # never read as a module the release lacks
+                    path = module.replace(".", "/") + ("/__init__.py" if is_package else ".py")
+                    raise Unparsable(
+                        f"{tag}: Python {sys.version_info[0]}.{sys.version_info[1]} cannot parse {path} ({exc}); "
+                        "the release may use syntax newer than this Python: run the script under a newer one") from exc
+            summaries[module] = cache[key]
         release = Release(summaries, packages)
         reachable = release.names()
         for qualname, (kind, message) in reachable.items():
@@ -586,7 +637,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "jaxmigrate" / "catalog" / "data"))
     parser.add_argument("--since", default="0.2.0", help="the oldest release to read (default 0.2.0)")
     args = parser.parse_args(argv)
-    versions, names = build(args.git_dir, args.since, log=lambda m: print(m, file=sys.stderr))
+    try:
+        versions, names = build(args.git_dir, args.since, log=lambda m: print(m, file=sys.stderr))
+    except Unparsable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     write(Path(args.out), versions, names)
     public = sum(1 for q in names if not private(q))
     print(f"{len(versions)} releases ({versions[0]} to {versions[-1]}), {public} public and "

@@ -16,6 +16,14 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import api_history as generator  # noqa: E402  (scripts/api_history.py)
 
 # the generator, on a made-up JAX with three releases ------------------------------------------
+#: a module jaxlib provides, else a plugin: the fallback does not hide what the try imports
+_PLUGIN = ("try:\n    from jaxlib.gpu import _gpu_ext\nexcept ImportError:\n"
+           "    from jax_cuda_plugin import _gpu_ext\nimport numpy as np\n")
+#: JAX's lazy loader: the names exist, though their imports are only seen by a type checker
+_LAZY = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from jaxlib.mlir.dialects import arith as arith\n"
+         "else:\n    from jax._src import lazy_loader as _lazy\n"
+         "    __getattr__, __dir__, __all__ = _lazy.attach('jaxlib.mlir.dialects', ['arith'])\n    del _lazy\n")
+
 RELEASES = {
     "0.1.0": {
         "jax/__init__.py": "from jax._src.core import thing, old_fn\nfrom jax import numpy as numpy\nimport os\n",
@@ -28,6 +36,8 @@ RELEASES = {
                                "config = Config()\nold_option = config.define_bool_state(name='jax_old', default=False)\n"),
         "jax/tool.py": "import jax\nfrom jax._src import core\nx = 1\nif __name__ == '__main__':\n    script_only = 1\n",
         "jax/effects.py": "registry: set = set()\ntolerance = {}\nnone_yet = make()\n",
+        "jax/_src/lib/__init__.py": _PLUGIN,
+        "jax/_src/lib/dialects/__init__.py": "from jaxlib.mlir.dialects import arith as arith\n",
     },
     "0.2.0": {
         "jax/__init__.py": "from jax._src.core import thing\nfrom jax import numpy as numpy\n",
@@ -42,6 +52,8 @@ RELEASES = {
             "import typing\nif typing.TYPE_CHECKING:\n    product = prod\n"
             "else:\n    __getattr__ = None\ndel typing\n"),
         "jax/effects.py": "registry = set()\ntolerance: ToleranceDict = {1: 2}\nnone_yet = make()\n",
+        "jax/_src/lib/__init__.py": _PLUGIN,
+        "jax/_src/lib/dialects/__init__.py": _LAZY,
     },
     "0.3.0": {
         "jax/__init__.py": "from jax._src.core import thing\nfrom jax import numpy as numpy\n",
@@ -49,16 +61,17 @@ RELEASES = {
         "jax/_src/core.py": "def thing(): pass\n",
         "jax/numpy/__init__.py": "def prod(): pass\n_deprecations = {'product': ('gone: use jax.numpy.prod', None)}\n",
         "jax/effects.py": "registry: EffectTypeSet = make()\ntolerance = make()\nnone_yet: set = set()\n",
+        "jax/_src/lib/__init__.py": _PLUGIN,
+        "jax/_src/lib/dialects/__init__.py": _LAZY,
     },
 }
 
 
-@pytest.fixture(scope="module")
-def made_up_history(tmp_path_factory):
-    repo = tmp_path_factory.mktemp("jax")
+def _made_up_repo(repo: Path, releases) -> list:
+    """A git repository with one commit and tag ``jax-v<version>`` a release; its git command."""
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    for version, files in RELEASES.items():
+    for version, files in releases.items():
         for old in repo.glob("jax"):
             subprocess.run(["rm", "-rf", str(old)], check=True)
         for path, text in files.items():
@@ -67,6 +80,13 @@ def made_up_history(tmp_path_factory):
         subprocess.run([*git, "add", "-A"], check=True)
         subprocess.run([*git, "commit", "-qm", version], check=True)
         subprocess.run([*git, "tag", f"jax-v{version}"], check=True)
+    return git
+
+
+@pytest.fixture(scope="module")
+def made_up_history(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("jax")
+    git = _made_up_repo(repo, RELEASES)
     subprocess.run([*git, "tag", "jax-v0.2.0-rc"], check=True)  # release candidates are left out
     out = tmp_path_factory.mktemp("data")
     assert generator.main([str(repo / ".git"), "--out", str(out), "--since", "0.1.0"]) == 0
@@ -84,6 +104,23 @@ def test_generator_records_releases_names_and_modules(made_up_history):
     # imports for the module's own use: reachable, so kept, but the prefilter does not look for them
     assert public.entry("jax.tool.core").intervals == public.entry("jax.tool.jax").intervals == ((0, 1),)
     assert private.entry("jax._src.core.thing").intervals == ((0, -1),)
+    # what jaxlib provides: a lazily loaded dialect, a module imported in a try (not its fallback)
+    assert private.entry("jax._src.lib.dialects.arith").intervals == ((0, -1),)
+    assert private.entry("jax._src.lib._gpu_ext").intervals == ((0, -1),)
+    assert private.entry("jax._src.lib.np") is None  # still not JAX's
+
+
+def test_generator_refuses_a_release_it_cannot_parse(tmp_path, capsys):
+    """A file this Python cannot parse (a newer Python's syntax) is never read as a module the
+    release lacks, which would make all its names look removed: the generator stops and says so."""
+    releases = {"0.1.0": {"jax/__init__.py": "", "jax/new.py": "def f(): pass\n"},
+                "0.2.0": {"jax/__init__.py": "", "jax/new.py": "def f(:\n    pass\n"}}
+    _made_up_repo(tmp_path / "jax", releases)
+    out = tmp_path / "data"
+    assert generator.main([str(tmp_path / "jax" / ".git"), "--out", str(out), "--since", "0.1.0"]) == 2
+    error = capsys.readouterr().err
+    assert "jax-v0.2.0" in error and "jax/new.py" in error and "newer" in error
+    assert not out.exists()
 
 
 def test_generator_reads_deprecation_tables_and_warnings(made_up_history):
@@ -147,6 +184,19 @@ def test_status_follows_the_target():
     assert (through.qualname, through.version) == ("jax.lib.xla_client", "0.9.0")
     assert status("jax.numpy.ndarray.at", None) is None
     assert status("jax._src.device_array.DeviceArray", None).private
+
+
+def test_what_jaxlib_provides_and_python_3_12_source_are_not_removed():
+    """jaxlib's MLIR dialects (lazily loaded by jax._src.lib.mlir.dialects since 0.4.32), a
+    module imported in a try with a plugin fallback, and modules JAX wrote in Python 3.12 syntax
+    from 0.11.0 on are all in the newest release (each read by hand from jax-v0.11.0)."""
+    for name in ("jax._src.lib.mlir.dialects.arith", "jax._src.lib.mlir.dialects.gpu.LaunchOp",
+                 "jax._src.lib.mlir.dialects.cf", "jax._src.lib.mosaic_gpu._mosaic_gpu_ext._sync_all_devices",
+                 "jax.experimental.mosaic.gpu.fragmented_array.WGMMA_LAYOUT",
+                 "jax.experimental.mosaic.gpu.core.TMABarrier", "jax._src.pallas.mosaic_gpu.pipeline.emit_pipeline"):
+        assert status(name, None) is None, name
+    assert status("jax._src.lib.mlir.dialects.arith", (0, 4, 31)) is None
+    assert status("jax._src.lib.xla_extension", None).version == "0.6.1"  # jaxlib's module, no longer bound
 
 
 def test_history_is_lazy_and_small():
