@@ -90,3 +90,11 @@ def test_jm301_does_not_suggest_true_for_an_output_gda_read_selecting_a_gda_bran
     findings = [f for f in run(source, ["JM301"], fix=False).findings if f.code == "JM301"]
     assert [(f.line, f.suggestion) for f in findings] == [(5, None), (10, "True")]
     assert "GlobalDeviceArray (line 6)" in findings[0].message
+
+
+def test_jaxs_own_context_managers_named_like_a_mesh_are_no_mesh():
+    """`jax.sharding.use_abstract_mesh(am)` is current JAX, not a `with mesh:` (jax's own tests at HEAD)."""
+    text = ("import jax\n\n\ndef f(am, mesh):\n    with jax.sharding.use_abstract_mesh(am):\n        pass\n"
+            "    with mesh:\n        pass\n")
+    found = [f.line for f in run(text, ["JM702"], fix=False).findings]
+    assert found == [7]
