@@ -190,8 +190,10 @@ def is_mesh(ctx: FileContext, expr: ast.expr, depth: int = 0) -> bool:
         name = callee.id if isinstance(callee, ast.Name) else callee.attr if isinstance(callee, ast.Attribute) else ""
         # `with with_mesh(...):`, a generator of this module: a context manager that enters a mesh
         # itself, not a mesh (wrapped in `jax.set_mesh`, it fails); nor is JAX's own context
-        # manager named like one (`jax.sharding.use_abstract_mesh(am)`): JAX's meshes are constructions
-        jax_own = (ctx.qualname(callee) or "").startswith("jax.")
+        # manager that sets one (`jax.sharding.use_abstract_mesh(am)`; `jtu.create_mesh()` is a mesh)
+        qualname = ctx.qualname(callee) or ""
+        last = qualname.rpartition(".")[2]
+        jax_own = qualname.startswith("jax.") and (last.startswith(("use_", "set_")) or "abstract" in last)
         return "mesh" in name.lower() and not jax_own and not is_mesh_helper(ctx, expr)
     return isinstance(expr, ast.Attribute) and "mesh" in expr.attr.lower()
 
