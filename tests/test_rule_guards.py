@@ -98,3 +98,21 @@ def test_jaxs_own_context_managers_named_like_a_mesh_are_no_mesh():
             "    with mesh:\n        pass\n")
     found = [f.line for f in run(text, ["JM702"], fix=False).findings]
     assert found == [7]
+
+
+def test_from_gda_is_left_while_the_target_still_has_it():
+    """Before 0.4.7 FROM_GDA works, and a project with jax.Array off needs it for GDA inputs."""
+    text = ("from jax.experimental.pjit import pjit, FROM_GDA\n"
+            "from jax.sharding import PartitionSpec as P\n\n"
+            "f = pjit(lambda x: x, in_axis_resources=FROM_GDA, out_axis_resources=P('x'))\n")
+    assert [f.code for f in run(text, ["JM503"], fix=False, target=(0, 4, 5)).findings] == []
+    assert [f.code for f in run(text, ["JM503"], fix=False, target=(0, 4, 7)).findings] == ["JM503"]
+
+
+def test_jax_array_turned_off_is_reported_while_the_option_is_live():
+    """Before 0.4.7 the option is live: reads and `True` updates are left, turning it off is reported
+    (the GDA migrations write code that needs jax.Array on)."""
+    text = ("import jax\n\njax.config.update('jax_array', True)\njax.config.update('jax_array', False)\n"
+            "on = jax.config.jax_array\n")
+    found = run(text, ["JM301"], fix=True, target=(0, 4, 5))
+    assert [(f.line, f.fix) for f in found.findings] == [(4, None)] and found.text == text

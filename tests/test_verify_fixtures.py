@@ -94,6 +94,8 @@ BY_DESIGN = {
                                "batched GDA callbacks are reported with the code to write, not rewritten"),
     "JM501/keywords": ("divergent", "global_device_array", "a starred from_callback(*args) is reported, not rewritten"),
     "JM502/reported_forms": ("divergent", "global_device_array", "GDA uses left for a person (reported)"),
+    "JM502/gda_branch_with_else": ("divergent", "global_device_array", "a GDA branch with an `else` that may be "
+                                   "where arrays go now is reported, not rewritten"),
     "JM502/guard_with_flag": ("divergent", "global_device_array", "a guard that turned GDAs away is reported, not "
                               "rewritten: with jax.Array it would turn away every array"),
     "JM702/thread_resources_reported": ("divergent", "jax.experimental", "after.py keeps `jax.experimental.maps` "
@@ -112,6 +114,7 @@ EXPLAINED = {
     "JM401/device_forms": ("JM401", "live_buffers()"),
     "JM401/buffer_list_reported": ("JM401", "live_buffers()"),
     "JM502/guard_with_flag": ("JM502", "isinstance(x, GlobalDeviceArray)"),
+    "JM502/gda_branch_with_else": ("JM502", "from jax.experimental.global_device_array import"),
     "JM501/batched_reported": ("JM502", "from jax.experimental.global_device_array import"),
     "JM501/keywords": ("JM502", "from jax.experimental.global_device_array import"),
     "JM502/reported_forms": ("JM502", "import jax.experimental.global_device_array"),

@@ -41,6 +41,8 @@ class FromGda(Rule):
     converted back with `global_array_to_host_local_array` too, as GDA-era pjit returned
     host-local outputs (unless `jax_parallel_functions_output_gda` was set). Otherwise, and for
     `FROM_GDA` held in a variable or nested in a pytree, the finding says what to write.
+    Applied for targets from 0.4.7: before, `FROM_GDA` works, and a project that still turns
+    jax.Array off needs it for GDA inputs.
 
     ## Why is this bad?
     `FROM_GDA` was deprecated in JAX 0.4.7 and removed in 0.4.11. Its meaning, "use the input's
@@ -99,6 +101,8 @@ class FromGda(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if not ctx.target_at_least(self.deprecated_in):
+            return  # FROM_GDA works there, and a project may still run with jax.Array off (GDA inputs need it)
         handled: Set[int] = set()
         for pj in pjit_calls(ctx):
             leaves = spec_leaves(pj.value)

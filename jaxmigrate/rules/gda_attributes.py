@@ -283,10 +283,11 @@ class _Checker:
         self._imports()
         return iter(self.findings)
 
-    def _fix(self, rw: _Rewrite) -> Fix:
+    def _fix(self, rw: _Rewrite) -> Optional[Fix]:
         """The rewrite with the attribute renames that depend on it. A GDA branch that a later one
         for jax.Array shadows is deleted (the renames inside it go with it); one whose renames
-        read the mesh of a NamedSharding narrows its test to arrays that have one."""
+        read the mesh of a NamedSharding narrows its test to arrays that have one, unless it has
+        an `else`/`elif`, which may be where jax.Arrays go now (reported)."""
         ctx, branch = self.ctx, rw.branch
         if branch is not None and branch.handled_by is not None:
             if branch.stmt.orelse:  # the `elif` becomes the `if`
@@ -296,6 +297,10 @@ class _Checker:
         edits = [ctx.replace(rw.node, rw.text)]
         imports = rw.imports
         meshy = any(isinstance(d, ast.Attribute) and d.attr in MESH_ATTRIBUTES for d, _, _ in rw.dependents)
+        if branch is not None and meshy and branch.stmt.orelse:
+            rw.message += ("; the branch after it may be the one that takes jax.Arrays now (every array is one): "
+                           "decide which branch an array takes, then rewrite or delete this one by hand")
+            return None
         if branch is not None and meshy and isinstance(branch.subject, ast.Name):
             named, more = importer(ctx).reference(NAMED_SHARDING, at=branch.call)
             subject = branch.subject.id

@@ -151,8 +151,9 @@ class JaxArrayConfig(Rule):
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        if not ctx.target_at_least(self.deprecated_in):
-            return  # the options are live there: a project may still turn jax.Array off (JAX's own CI did)
+        if not ctx.target_at_least(self.deprecated_in):  # the options are live there (JAX's own CI turned it off)
+            yield from self._turned_off(ctx)
+            return
         for call, _ in ctx.calls_to(f"{CONFIG}.update"):
             yield from self._update(ctx, call)
         for node in ctx.attributes(*OPTIONS):
@@ -175,6 +176,16 @@ class JaxArrayConfig(Rule):
                         fix = Fix("safe", edits=(_without_keyword(ctx, call, kw),))
                     yield self.finding(ctx, kw, f"the `{kw.arg}` option no longer exists: drop `{kw.arg}=` from "
                                        "`with_config` (jax.Array is always on)", fix)
+
+    def _turned_off(self, ctx: FileContext) -> Iterator[Finding]:
+        """For a target where the option is live: only the updates that turn jax.Array off, which the
+        other GDA migrations (JM5xx) assume is on (the default since 0.4.1)."""
+        for call, _ in ctx.calls_to(f"{CONFIG}.update"):
+            if (len(call.args) == 2 and isinstance(call.args[0], ast.Constant) and call.args[0].value == JAX_ARRAY
+                    and isinstance(call.args[1], ast.Constant) and call.args[1].value is False):
+                yield self.finding(ctx, call, "this turns jax.Array off: the GDA migrations (JM5xx) write jax.Array "
+                                   "code, which needs it on (the default since JAX 0.4.1; it cannot be turned off "
+                                   "from 0.4.7): keep it off only until those are done")
 
     def _update(self, ctx: FileContext, call: ast.Call) -> Iterator[Finding]:
         if len(call.args) != 2 or not isinstance(call.args[0], ast.Constant) or call.args[0].value not in OPTIONS:
