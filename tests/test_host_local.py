@@ -187,13 +187,45 @@ rank = jax.process_index()
     ("", "with jax_array(True), mesh:", False),
     ("@jtu.with_config(jax_array=True)\n", "with mesh:", False),
     ("@jax_array(True)\n", "with mesh:", False),
-    ("", "with jax_array(False), mesh:", True),
+    ("", "with jax_array(False), mesh:", False),
 ])
-def test_blocks_that_turn_jax_array_on_pass_global_values(decorator, block, converted):
-    """JAX's own GDA-era tests ran blocks with jax.Array on: their numpy inputs are global there.
-    The decorator is dropped by JM301 in the first round: later rounds remember it."""
+def test_blocks_that_set_the_jax_array_mode_are_left(decorator, block, converted):
+    """JAX's own GDA-era tests ran blocks in both modes: with jax.Array on their numpy inputs are
+    global; with it off they are GDA-mode code a conversion would make raise. The decorator is
+    dropped by JM301 in the first round: later rounds remember it."""
     out = run(ARRAY_ON.format(decorator=decorator, block=block), unsafe=True, target=(0, 4, 14))
     assert ("host_local_array_to_global_array" in out.text) is converted
     assert [f.code for f in out.findings if f.code == "JM504"] == []
     if decorator.startswith("@jtu"):
         assert "jax_array=True" not in out.text
+
+
+def test_a_test_class_that_skips_in_one_mode_is_left():
+    """`if jax.config.jax_array: self.skipTest(...)` in setUp: the class runs only with jax.Array off.
+    JM301 folds the test to an unconditional skip in the first round; the later rounds remember."""
+    text = """\
+import unittest
+
+import jax
+import numpy as np
+from jax.experimental.pjit import pjit
+from jax.sharding import PartitionSpec as P
+
+rank = jax.process_index()
+
+
+class GdaOnly(unittest.TestCase):
+    def setUp(self):
+        if jax.config.jax_array:
+            self.skipTest("GDA mode only")
+
+    def test_step(self, mesh=None):
+        data = np.arange(8.0)
+        with mesh:
+            f = pjit(lambda a: a, in_axis_resources=P("x"), out_axis_resources=P("x"))
+            out = f(data)
+        return out
+"""
+    out = run(text, unsafe=True, target=(0, 4, 14))
+    assert "host_local_array_to_global_array" not in out.text and "jax.config.jax_array" not in out.text
+    assert [f.code for f in out.findings if f.code == "JM504"] == []

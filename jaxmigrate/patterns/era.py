@@ -20,8 +20,9 @@ from jaxmigrate.patterns.gda import FROM_GDA, GDA_MODULE, is_multi_process
 
 #: the key of the era evidence in ``FileContext.origin``
 GDA_ERA = "gda-era evidence"
-#: the key of the functions that turned jax.Array on (``@jax_array(True)``), which a fix may drop
-ARRAY_ON_FUNCTIONS = "functions with jax.Array on"
+#: the key of the functions and classes that set the jax.Array mode (``@jax_array(True)``, a setUp
+#: that skips in one mode), whose evidence a fix may drop (JM301)
+ARRAY_ON_FUNCTIONS = "functions that set the jax.Array mode"
 AXIS_RESOURCES = ("in_axis_resources", "out_axis_resources")
 ERA_FLAGS = ("jax_array", "jax_parallel_functions_output_gda")
 
@@ -79,28 +80,65 @@ def origin_facts(ctx: FileContext) -> dict:
     return facts
 
 
-def array_on_at(ctx: FileContext, node: ast.AST) -> bool:
-    """Whether ``node`` runs where a GDA-era module turned jax.Array on for itself: inside ``with
-    jax_array(True):``, or in a function or class decorated ``@jax_array(True)`` or
-    ``@jtu.with_config(jax_array=True)`` (JAX's own tests ran such blocks in both modes): its
-    pjit inputs are global there."""
+def array_mode_set_at(ctx: FileContext, node: ast.AST) -> bool:
+    """Whether ``node`` runs where a GDA-era module set the jax.Array mode for itself: inside ``with
+    jax_array(True):``, in a function or class decorated ``@jax_array(...)`` or
+    ``@jtu.with_config(jax_array=...)``, or in a test class whose ``setUp`` skips it in one mode
+    (``if jax.config.jax_array: self.skipTest(...)``): JAX's own tests ran such code in both modes.
+    Turned on, its pjit inputs are global; turned off, it is GDA-mode code that a jax.Array
+    conversion would make raise, and that has no jax.Array future (the option goes in 0.4.7)."""
     inherited = cast(Tuple[str, ...], ctx.origin.get(ARRAY_ON_FUNCTIONS) or ())
     parent = ctx.parent(node)
     while parent is not None:
-        if isinstance(parent, (ast.With, ast.AsyncWith)) and any(_turns_array_on(ctx, i.context_expr)
+        if isinstance(parent, (ast.With, ast.AsyncWith)) and any(_sets_array_mode(ctx, i.context_expr)
                                                                  for i in parent.items):
             return True
         if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
-                any(_turns_array_on(ctx, d) for d in parent.decorator_list) or _dotted(ctx, parent) in inherited):
+                _mode_set_by(ctx, parent) or _dotted(ctx, parent) in inherited):
             return True
         parent = ctx.parent(parent)
     return False
 
 
 def _array_on_functions(ctx: FileContext) -> tuple:
-    """The dotted names of the functions and classes decorated to turn jax.Array on."""
+    """The dotted names of the functions and classes that set the jax.Array mode for themselves."""
     defs: list = [*ctx.nodes(ast.FunctionDef), *ctx.nodes(ast.AsyncFunctionDef), *ctx.nodes(ast.ClassDef)]
-    return tuple(sorted(_dotted(ctx, d) for d in defs if any(_turns_array_on(ctx, x) for x in d.decorator_list)))
+    return tuple(sorted(_dotted(ctx, d) for d in defs if _mode_set_by(ctx, d)))
+
+
+def _mode_set_by(ctx: FileContext, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    if any(_sets_array_mode(ctx, d) for d in node.decorator_list):
+        return True
+    if not isinstance(node, ast.ClassDef):
+        return False
+    for method in node.body:
+        if isinstance(method, ast.FunctionDef) and method.name in ("setUp", "setUpClass"):
+            for stmt in ast.walk(method):
+                if isinstance(stmt, ast.If) and _reads_flag(stmt.test) and any(
+                        isinstance(n, ast.Attribute) and n.attr == "skipTest" or isinstance(n, ast.Raise)
+                        for b in stmt.body for n in ast.walk(b)):
+                    return True
+    return False
+
+
+def _reads_flag(test: ast.expr) -> bool:
+    """``jax.config.jax_array``, ``config.jax_array``, ``not ...`` of it (either mode)."""
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    return isinstance(test, ast.Attribute) and test.attr == "jax_array"
+
+
+def _sets_array_mode(ctx: FileContext, expr: ast.expr) -> bool:
+    """``jax_array(True)``/``jax_array(False)`` or ``with_config(jax_array=...)`` with a constant."""
+    if not isinstance(expr, ast.Call):
+        return False
+    name = (ctx.qualname(expr.func) or ctx.text(expr.func)).rpartition(".")[2]
+    if name == "jax_array":
+        return bool(expr.args) and isinstance(expr.args[0], ast.Constant) and isinstance(expr.args[0].value, bool)
+    if name == "with_config":
+        return any(k.arg == "jax_array" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, bool)
+                   for k in expr.keywords)
+    return False
 
 
 def _dotted(ctx: FileContext, node: ast.AST) -> str:
@@ -110,15 +148,3 @@ def _dotted(ctx: FileContext, node: ast.AST) -> str:
             names.append(node.name)
         node = ctx.parent(node)  # type: ignore[assignment]  # None ends the walk
     return ".".join(reversed(names))
-
-
-def _turns_array_on(ctx: FileContext, expr: ast.expr) -> bool:
-    if not isinstance(expr, ast.Call):
-        return False
-    name = (ctx.qualname(expr.func) or ctx.text(expr.func)).rpartition(".")[2]
-    if name == "jax_array":
-        return bool(expr.args) and isinstance(expr.args[0], ast.Constant) and expr.args[0].value is True
-    if name == "with_config":
-        return any(k.arg == "jax_array" and isinstance(k.value, ast.Constant) and k.value.value is True
-                   for k in expr.keywords)
-    return False

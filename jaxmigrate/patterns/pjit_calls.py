@@ -8,7 +8,7 @@ from typing import Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Edit, ImportRef
-from jaxmigrate.patterns.era import array_on_at, gda_era_evidence
+from jaxmigrate.patterns.era import array_mode_set_at, gda_era_evidence
 from jaxmigrate.patterns.gda import (
     FROM_GDA,
     MULTIHOST_UTILS,
@@ -242,17 +242,17 @@ def _unconverted_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Ca
     for pj in calls:
         if any(ctx.qualname(n) == FROM_GDA for n in ast.walk(pj.value) if isinstance(n, (ast.Name, ast.Attribute))):
             continue
-        if _takes_shardings(ctx, pj) or array_on_at(ctx, pj.call):
+        if _takes_shardings(ctx, pj) or array_mode_set_at(ctx, pj.call):
             continue  # written for jax.Array: its inputs are global
         inline = inline_site(ctx, pj)
         if inline is not None:  # `pjit(f, ...)(x)`: the call is right there
-            if _pending(ctx, inline) and not array_on_at(ctx, inline):
+            if _pending(ctx, inline) and not array_mode_set_at(ctx, inline):
                 sites.append((pj, inline))
             continue
         if pj.name is None:
             sites.append((pj, None))
             continue
-        sites.extend((pj, site) for site in call_sites(ctx, pj) if _pending(ctx, site) and not array_on_at(ctx, site))
+        sites.extend((pj, site) for site in call_sites(ctx, pj) if _pending(ctx, site) and not array_mode_set_at(ctx, site))
     return sites
 
 

@@ -58,11 +58,13 @@ class HostLocalInputs(Rule):
     loop variable) makes the call reported with the code to write, not converted.
 
     A pjit called where it is made, `pjit(f, ...)(batch)`, is converted the same way. Code that
-    turned jax.Array on for itself passes global values and is left alone: a pjit whose input
-    specs are Sharding objects (`NamedSharding(mesh, P("x"))`, which pjit took only with
-    jax.Array on), and a call inside `with jax_array(True):` or in a function or class decorated
-    `@jax_array(True)` / `@jtu.with_config(jax_array=True)` (JAX's own tests ran such blocks in
-    both modes).
+    set the jax.Array mode for itself is left alone: a pjit whose input specs are Sharding
+    objects (`NamedSharding(mesh, P("x"))`, which pjit took only with jax.Array on), a call
+    inside `with jax_array(True):` (or `False`), in a function or class decorated
+    `@jax_array(...)` / `@jtu.with_config(jax_array=...)`, or in a test class whose `setUp`
+    skips it in one mode (`if jax.config.jax_array: self.skipTest(...)`). JAX's own tests ran
+    such code in both modes: turned on, its inputs are global; turned off, it is GDA-mode code
+    that a conversion would make raise, and that has no jax.Array future.
 
     A function a project's partitioner makes (`self._step = self._partitioner.partition(fn, ...)`
     or `.compile(...)`: a pjit JM504 cannot see into) is reported at each call.
