@@ -16,8 +16,10 @@ import re
 from collections import defaultdict
 from typing import Dict, Iterable, List, Sequence, Set, Tuple
 
-_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([\w.][\w., \t]*)", re.MULTILINE)
-_FROM = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)?|[^#\n;]*)", re.MULTILINE)
+# an import statement from the start of its line; found where the word "import" occurs (a bytes
+# search), as a multi-line regex over every line start costs several times more
+_STATEMENT = re.compile(rb"[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)?|[^#\n;]*)"
+                        rb"|import[ \t]+([\w.][\w., \t]*))")
 _AS = re.compile(r"\s+as\s+\w+")
 
 
@@ -25,16 +27,22 @@ def imported_names(data: bytes) -> List[Tuple[int, str, List[str]]]:
     """(level, module, names) of each import statement: ``import a.b`` → (0, "a.b", []),
     ``from ..m import x, y`` → (2, "m", ["x", "y"])."""
     found: List[Tuple[int, str, List[str]]] = []
-    for match in _IMPORT.finditer(data):
-        for part in match.group(1).decode("ascii", "replace").split(","):
-            name = _AS.sub("", part).strip()
-            if name:
-                found.append((0, name, []))
-    for match in _FROM.finditer(data):
-        dots, module = len(match.group(1)), match.group(2).decode("ascii", "replace")
-        names = match.group(3).decode("ascii", "replace").strip("()")
-        parts = (_AS.sub("", part).strip(" \t\r\n\\") for part in names.split(","))
-        found.append((dots, module, [n for n in parts if n.isidentifier()]))
+    pos = data.find(b"import")
+    while pos != -1:
+        match = _STATEMENT.match(data, data.rfind(b"\n", 0, pos) + 1)
+        end = pos + 6
+        if match is not None and match.end() >= end:
+            end = match.end()
+            dots, module, names, plain = match.groups()
+            if plain is not None:
+                for part in plain.decode("ascii", "replace").split(","):
+                    name = _AS.sub("", part).strip()
+                    if name:
+                        found.append((0, name, []))
+            else:
+                parts = (_AS.sub("", p).strip(" \t\r\n\\") for p in names.decode("ascii", "replace").strip("()").split(","))
+                found.append((len(dots), module.decode("ascii", "replace"), [n for n in parts if n.isidentifier()]))
+        pos = data.find(b"import", end)
     return found
 
 

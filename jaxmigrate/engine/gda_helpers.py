@@ -31,24 +31,24 @@ def makers(files: Sequence["SourceFile"], settings: "Settings", found: "Scan",
     """(real path, qualified names of the GDA-returning functions it imports) per file that imports one."""
     if RULE not in settings.rule_codes or not found.gda:
         return ()
-    helpers = {i: returning for i in found.gda if i in found.stats
-               and (returning := _returning(files[i], found.stats[i], settings, cache))}
-    if not helpers:
-        return ()
-    out = []
+    candidates = set(found.gda) & found.stats.keys()
+    links = []  # (importer, how it spells the module, names it imports or None for all, the module)
     for index, imports in found.imports.items():
-        names = []
         for level, module, imported in imports:
             if level:
                 continue
-            for target in found.graph.resolve(index, module) & helpers.keys():
-                names += [f"{module}.{f}" for f in helpers[target] if not imported or f in imported]
+            links += [(index, module, imported or None, t) for t in found.graph.resolve(index, module) & candidates]
             for name in imported:  # `from pkg import model`
-                for target in found.graph.resolve(index, f"{module}.{name}") & helpers.keys():
-                    names += [f"{module}.{name}.{f}" for f in helpers[target]]
-        if names:
-            out.append((str(files[index].path.resolve()), tuple(sorted(set(names)))))
-    return tuple(out)
+                links += [(index, f"{module}.{name}", None, t)
+                          for t in found.graph.resolve(index, f"{module}.{name}") & candidates]
+    imported_modules = {t for _, _, _, t in links}  # only these are parsed
+    helpers = {i: returning for i in sorted(imported_modules)
+               if (returning := _returning(files[i], found.stats[i], settings, cache))}
+    names: Dict[int, set] = {}
+    for index, module, wanted, target in links:
+        if target in helpers:
+            names.setdefault(index, set()).update(f"{module}.{f}" for f in helpers[target] if wanted is None or f in wanted)
+    return tuple((str(files[i].path.resolve()), tuple(sorted(found))) for i, found in sorted(names.items()) if found)
 
 
 def _returning(file: "SourceFile", stat: Tuple[int, int, int], settings: "Settings", cache) -> Tuple[str, ...]:

@@ -26,15 +26,13 @@ class Scan:
     graph: ModuleGraph
     stats: Dict[int, Tuple[int, int, int]] = field(default_factory=dict)  # index -> stat when read
     imports: Dict[int, list] = field(default_factory=dict)  # index -> imported_names(...)
-    mesh: List[int] = field(default_factory=list)  # files where JM701 or JM702 may report
+    mesh: List[int] = field(default_factory=list)  # files where JM701 or JM702 may report (a superset)
     gda: List[int] = field(default_factory=list)  # files that may return GDAs
 
 
 def scan(files: Sequence["SourceFile"], cache=None) -> Scan:
-    from jaxmigrate.engine.pipeline import active_rules, prefilter_input
-    from jaxmigrate.rules import BY_CODE
+    from jaxmigrate.engine.pipeline import prefilter_input
 
-    pair = [BY_CODE[c] for c in MESH_CODES]
     found = Scan(ModuleGraph([str(f.path) for f in files]))
     for index, file in enumerate(files):
         try:
@@ -43,7 +41,10 @@ def scan(files: Sequence["SourceFile"], cache=None) -> Scan:
             if facts is None:
                 read_ns = time.time_ns()
                 data = prefilter_input(file.path.read_bytes(), file.display)  # a notebook: its code cells
-                facts = (imported_names(data), bool(active_rules(data, pair)), any(w in data for w in GDA_WORDS))
+                # a superset of what JM701/JM702 want (their prefilters cost more): a candidate
+                # that reports nothing costs a fix in memory only if it is linked to another
+                mesh = b"pjit" in data or b"mesh" in data or b"Mesh" in data
+                facts = (imported_names(data), mesh, any(w in data for w in GDA_WORDS))
                 if cache is not None:
                     cache.put_fact("imports", file.path, stat, read_ns, facts)
         except OSError:
