@@ -67,7 +67,7 @@ def _graph(tmp_path: Path, **modules: str) -> ModuleGraph:
         paths.append(str(path))
     graph = ModuleGraph(paths)
     for i, path in enumerate(paths):
-        graph.add_imports(i, Path(path).read_bytes())
+        graph.add_names(i, imported_names(Path(path).read_bytes()))
     return graph
 
 

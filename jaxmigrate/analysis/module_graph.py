@@ -65,10 +65,6 @@ class ModuleGraph:
             self._by_folder[(os.path.dirname(path), stem)] = index
         self.edges: List[Set[int]] = [set() for _ in self.paths]
 
-    def add_imports(self, index: int, data: bytes) -> None:
-        """Link file ``index`` to the files of the tree that its import statements name."""
-        self.add_names(index, imported_names(data))
-
     def add_names(self, index: int, imports: Iterable[Tuple[int, str, List[str]]]) -> None:
         """Link file ``index`` to the files ``imports`` (``imported_names``' answer) name."""
         for level, module, names in imports:

@@ -31,18 +31,15 @@ if TYPE_CHECKING:
     from jaxmigrate.engine.pipeline import FileResult, Settings
     from jaxmigrate.engine.project_scan import Scan
 
-PAIR = MESH_CODES
-
-
 def plan(files: Sequence["SourceFile"], settings: "Settings", found: "Scan", jobs: Optional[int] = None,
          cache=None) -> Tuple[Tuple[str, str], ...]:
     """(real path, why the JM701/JM702 rewrites are held back by another module) for the files
     of the run that need it; () when no module is linked to another. With a ``cache``
     (``engine.cache.Cache``), a file untouched since it was read is not fixed in memory again:
     its verdict is stored there."""
-    if not set(PAIR) & set(settings.rule_codes):
+    if not set(MESH_CODES) & set(settings.rule_codes):
         return ()
-    alone = not set(PAIR) <= set(settings.rule_codes)  # one of the pair: a module alone may need holding
+    alone = not set(MESH_CODES) <= set(settings.rule_codes)  # one of the pair: a module alone may need holding
     graph, candidates, stats = found.graph, found.mesh, found.stats
     linked = [group for group in linked_groups(graph, candidates) if len(group) > 1 or alone]
     if not linked:
@@ -69,8 +66,9 @@ def _verdicts(files: Sequence["SourceFile"], members: List[int], stats: Dict[int
     """``_keeps_old_api`` of each member: from the cache for files untouched since, else fixed in memory."""
     from jaxmigrate.engine.cache import settings_digest
 
-    keys = {i: settings_digest(settings.for_file(files[i].path).rule_codes, settings.for_file(files[i].path).target,
-                               files[i].display.endswith(".ipynb")) for i in members}
+    effective = {i: settings.for_file(files[i].path) for i in members}
+    keys = {i: settings_digest(effective[i].rule_codes, effective[i].target, files[i].display.endswith(".ipynb"))
+            for i in members}
     verdicts: Dict[int, Optional[Tuple[str, bool]]] = {}
     todo = []
     for i in members:
@@ -91,8 +89,8 @@ def _fixed_in_memory(files: Sequence["SourceFile"], settings: "Settings", jobs: 
     """The files fixed with every selected rule and the pair, unsafe fixes on, nothing written."""
     from jaxmigrate.engine.runner import run
 
-    codes = tuple(dict.fromkeys((*settings.rule_codes, *PAIR)))
-    variants = tuple((folder, replace(v, rule_codes=tuple(dict.fromkeys((*v.rule_codes, *PAIR))), per_file_ignores=(),
+    codes = tuple(dict.fromkeys((*settings.rule_codes, *MESH_CODES)))
+    variants = tuple((folder, replace(v, rule_codes=tuple(dict.fromkeys((*v.rule_codes, *MESH_CODES))), per_file_ignores=(),
                                       fix=True, write=False, unsafe_fixes=True, mesh_holds=(), gda_makers=(), plan_project=False))
                      for folder, v in settings.variants)
     dry = replace(settings, rule_codes=codes, fix=True, write=False, unsafe_fixes=True, per_file_ignores=(),
@@ -107,9 +105,9 @@ def _keeps_old_api(file: "SourceFile", result: "FileResult", settings: "Settings
     selected = set(settings.for_file(file.path).rule_codes)
     if result.error:
         return f"1 could not be fixed ({result.error})", False
-    left = [f for f in result.findings if f.code in PAIR]  # where they are on disk
+    left = [f for f in result.findings if f.code in MESH_CODES]  # where they are on disk
     before = result.on_disk if result.on_disk is not None else result.findings
-    unselected = [f for f in before if f.code in PAIR and f.code not in selected]
+    unselected = [f for f in before if f.code in MESH_CODES and f.code not in selected]
     first: Optional[Finding] = min([*left, *unselected], key=lambda f: (f.line, f.column), default=None)
     if first is None:
         return None

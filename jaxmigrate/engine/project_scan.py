@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.module_graph import ModuleGraph, imported_names
+from jaxmigrate.engine.cache import stat_of
 
 if TYPE_CHECKING:
     from jaxmigrate.engine.discovery import SourceFile
@@ -36,7 +37,7 @@ def scan(files: Sequence["SourceFile"], cache=None) -> Scan:
     found = Scan(ModuleGraph([str(f.path) for f in files]))
     for index, file in enumerate(files):
         try:
-            found.stats[index] = stat = stat_of(file)
+            found.stats[index] = stat = stat_of(os.stat(file.path))
             facts = cache.fact("imports", file.path, stat) if cache is not None else None
             if facts is None:
                 read_ns = time.time_ns()
@@ -56,11 +57,6 @@ def scan(files: Sequence["SourceFile"], cache=None) -> Scan:
         if facts[2]:
             found.gda.append(index)
     return found
-
-
-def stat_of(file: "SourceFile") -> Tuple[int, int, int]:
-    st = os.stat(file.path)
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def for_path(table: Tuple[Tuple[str, Any], ...], path) -> Optional[Any]:

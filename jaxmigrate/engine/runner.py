@@ -61,8 +61,8 @@ def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optio
 
         key = Key(content_digest(data), _settings_key(settings, file), stat_of(st), read_ns)  # type: ignore[arg-type]  # st is set when the cache is
     store = None if settings.fix else key
-    if not (active_rules(prefilter_input(data, file.display), rules) or settings.for_file(file.path).imported_makers) \
-            or skips_file(data):
+    imports_gda_helpers = bool(settings.gda_makers) and bool(settings.for_file(file.path).imported_makers)
+    if not (active_rules(prefilter_input(data, file.display), rules) or imports_gda_helpers) or skips_file(data):
         return FileResult(file.display), store
     if key is not None:
         hit = _cache.get(file.path, key.content, key.settings)  # type: ignore[union-attr]  # a key means a cache

@@ -94,7 +94,7 @@ def array_mode_set_at(ctx: FileContext, node: ast.AST) -> bool:
                                                                  for i in parent.items):
             return True
         if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
-                _mode_set_by(ctx, parent) or _dotted(ctx, parent) in inherited):
+                _mode_set_by(ctx, parent) or inherited and _dotted(ctx, parent) in inherited):
             return True
         parent = ctx.parent(parent)
     return False

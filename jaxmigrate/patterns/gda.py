@@ -11,7 +11,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.values import InstanceFacts
-from jaxmigrate.catalog.gda import EVERY_ARRAY, GDA_NAME
+from jaxmigrate.catalog.gda import ATTRIBUTE_RENAMES, EVERY_ARRAY, GDA_NAME
 from jaxmigrate.catalog.moves import BY_OLD
 from jaxmigrate.core.findings import ImportRef
 
@@ -140,7 +140,7 @@ def migrated_mesh_text(ctx: FileContext, expr: ast.expr) -> str:
     if isinstance(expr, ast.Attribute) and expr.attr in ("mesh", "_global_mesh"):
         facts = InstanceFacts(ctx, GDA, GDA_VALUES, lambda text: names_gda(ctx, text))
         if facts.receiver(expr.value)[0]:
-            return f"{ctx.text(expr.value)}.sharding.mesh"
+            return f"{ctx.text(expr.value)}.{ATTRIBUTE_RENAMES[expr.attr]}"
     return ctx.text(expr)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, Optional, cast
+from typing import Iterator, Optional, Tuple, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.folding import fold_true
@@ -181,17 +181,16 @@ class JaxArrayConfig(Rule):
         """For a target where the option is live: only the updates that turn jax.Array off, which the
         other GDA migrations (JM5xx) assume is on (the default since 0.4.1)."""
         for call, _ in ctx.calls_to(f"{CONFIG}.update"):
-            if (len(call.args) == 2 and isinstance(call.args[0], ast.Constant) and call.args[0].value == JAX_ARRAY
-                    and isinstance(call.args[1], ast.Constant) and call.args[1].value is False):
+            if _option_update(call) == (JAX_ARRAY, False):
                 yield self.finding(ctx, call, "this turns jax.Array off: the GDA migrations (JM5xx) write jax.Array "
                                    "code, which needs it on (the default since JAX 0.4.1; it cannot be turned off "
                                    "from 0.4.7): keep it off only until those are done")
 
     def _update(self, ctx: FileContext, call: ast.Call) -> Iterator[Finding]:
-        if len(call.args) != 2 or not isinstance(call.args[0], ast.Constant) or call.args[0].value not in OPTIONS:
+        update = _option_update(call)
+        if update is None:
             return
-        option = call.args[0].value
-        value = call.args[1].value if isinstance(call.args[1], ast.Constant) else None
+        option, value = update
         parent = ctx.parent(call)
         removable = isinstance(parent, ast.Expr)
         stmt = cast(ast.stmt, parent)  # deleted only when removable: an ast.Expr
@@ -232,6 +231,14 @@ class JaxArrayConfig(Rule):
                                 f"{branch.lineno}): migrate that branch to jax.Array by hand rather than reading `True`")
         return self.finding(ctx, node, f"the `{node.attr}` option was removed in JAX 0.4.14: pjit outputs are global "
                             "jax.Arrays", suggestion="True")
+
+
+def _option_update(call: ast.Call) -> Optional[Tuple[str, object]]:
+    """(option, value) of ``jax.config.update("jax_array", value)`` and the like (value None when
+    it is not a constant); None for other options or forms."""
+    if len(call.args) != 2 or not isinstance(call.args[0], ast.Constant) or call.args[0].value not in OPTIONS:
+        return None
+    return call.args[0].value, call.args[1].value if isinstance(call.args[1], ast.Constant) else None
 
 
 def _gda_branch(ctx: FileContext, read: ast.AST) -> Optional[ast.expr]:
