@@ -5,6 +5,7 @@ module-level import cycle exists. Read from the source with ``ast``, nothing is 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
@@ -68,9 +69,9 @@ def _imports(path: Path) -> List[Tuple[str, int, bool]]:
 MODULES: Dict[str, Path] = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
-def _existing(name: str) -> str:
+def _existing(name: str, modules: Dict[str, Path] = MODULES) -> str:
     """The module an imported name lives in (``from m import f`` names ``m.f``, a function)."""
-    while name not in MODULES and "." in name:
+    while name not in modules and "." in name:
         name = name.rpartition(".")[0]
     return name
 
@@ -108,10 +109,12 @@ def test_no_rule_imports_another_rule_and_the_rest_use_the_registry():
     assert not wrong, "\n".join(dict.fromkeys(wrong))
 
 
-def test_no_import_cycle_at_module_level():
+def _cycle(modules: Dict[str, Path], local: bool) -> List[str]:
+    """An import cycle among ``modules`` (through imports at module level, and with ``local``
+    through those inside functions too, which only hide it), or []."""
     graph: Dict[str, Set[str]] = {}
-    for module, path in MODULES.items():
-        graph[module] = {t for t in (_existing(n) for n, _, top in _imports(path) if top) if t != module}
+    for module, path in modules.items():
+        graph[module] = {t for t in (_existing(n, modules) for n, _, top in _imports(path) if top or local) if t != module}
     state: Dict[str, int] = {}
     stack: List[str] = []
 
@@ -122,16 +125,66 @@ def test_no_import_cycle_at_module_level():
             if nxt.startswith(node + "."):
                 continue  # a package importing its own submodules (the registry) is how packages work
             if state.get(nxt) == 1:
-                cycle = stack[stack.index(nxt):] + [nxt]
-                pytest.fail("import cycle: " + " -> ".join(cycle))
+                raise _Found(stack[stack.index(nxt):] + [nxt])
             if nxt not in state:
                 visit(nxt)
         stack.pop()
         state[node] = 2
 
-    for module in sorted(graph):
-        if module not in state:
-            visit(module)
+    try:
+        for module in sorted(graph):
+            if module not in state:
+                visit(module)
+    except _Found as found:
+        return found.args[0]
+    return []
+
+
+class _Found(Exception):
+    pass
+
+
+def test_no_import_cycle_at_module_level():
+    cycle = _cycle(MODULES, local=False)
+    assert not cycle, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_import_cycle_through_function_local_imports():
+    """A cycle hidden in an import inside a function is still a cycle between the modules."""
+    cycle = _cycle(MODULES, local=True)
+    assert not cycle, "import cycle (through local imports): " + " -> ".join(cycle)
+
+
+RULE_CODE = re.compile(r"\bJM[1-9][0-9]{2}\b")
+
+
+def _rule_codes_in(path: Path) -> List[str]:
+    """The rule codes a module's code names (string constants; docstrings and comments aside)."""
+    tree = ast.parse(path.read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [f"{path.name}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            and RULE_CODE.search(node.value)]
+
+
+def test_the_engine_knows_no_rule():
+    """No rule code in engine/: what a rule needs of the project it declares (analysis/project.py)."""
+    found = [hit for path in sorted((PACKAGE / "engine").rglob("*.py")) for hit in _rule_codes_in(path)]
+    assert not found, "\n".join(found)
+
+
+def test_the_cycle_and_rule_code_checks_would_see_an_injected_one(tmp_path):
+    """The two checks above read what they claim to: a cycle made only of local imports, and a
+    rule code in an engine module (not in its docstring)."""
+    (tmp_path / "a.py").write_text("def f():\n    from jaxmigrate.engine.b import g\n")
+    (tmp_path / "b.py").write_text("def g():\n    from jaxmigrate.engine.a import f\n")
+    modules = {"jaxmigrate.engine.a": tmp_path / "a.py", "jaxmigrate.engine.b": tmp_path / "b.py"}
+    assert _cycle(modules, local=False) == []
+    assert _cycle(modules, local=True) == ["jaxmigrate.engine.a", "jaxmigrate.engine.b", "jaxmigrate.engine.a"]
+    (tmp_path / "c.py").write_text('"""Mentions JM502 in a docstring."""\nRULE = "JM502"\n')
+    assert _rule_codes_in(tmp_path / "c.py") == ["c.py:2: 'JM502'"]
 
 
 def test_the_floor_check_would_see_an_upward_import(tmp_path):

@@ -156,11 +156,29 @@ def test_a_warm_run_plans_without_reading_or_fixing(tmp_path, monkeypatch):
     cache = Cache(tmp_path)
     first = _run(files, cache=cache)
     reads = _count_reads(monkeypatch)
-    monkeypatch.setattr("jaxmigrate.engine.mesh_plan._fixed_in_memory", None)  # any call fails
+    monkeypatch.setattr("jaxmigrate.engine.pipeline.transform", None)  # any analysis fails
     second = _run(files, cache=Cache(tmp_path))
     assert [r for r in reads if r.suffix == ".py"] == []
     assert [f.message for f in second["main.py"].findings] == [f.message for f in first["main.py"].findings]
     assert "model.py:5 keeps its pjit" in second["main.py"].findings[0].message
+
+
+def test_the_plan_fixes_nothing(tmp_path, monkeypatch):
+    """The plan is decided from each module's own findings: ``check`` applies no fix at all, and
+    ``fix`` analyses each member once before the one fix run."""
+    from jaxmigrate.engine import pipeline
+
+    files = _tree(tmp_path, main=MAIN, model=KWARGS_PJIT)
+    monkeypatch.setattr("jaxmigrate.engine.pipeline.apply_round", None)  # any fix fails
+    checked = _run(files)
+    assert "model.py:5 keeps its pjit" in checked["main.py"].findings[0].message
+    monkeypatch.undo()
+    calls = []
+    real = pipeline.transform
+    monkeypatch.setattr("jaxmigrate.engine.pipeline.transform",
+                        lambda data, display, settings: calls.append((display, settings.fix)) or real(data, display, settings))
+    _run(files, fix=True, write=False)
+    assert sorted(calls) == [("main.py", False), ("main.py", True), ("model.py", False), ("model.py", True)]
 
 
 HELPERS = """\

@@ -1,6 +1,6 @@
 """Which modules of a tree import which, read from their bytes (no parse, nothing imported).
 
-For the project-level mesh plan: code that runs under a mesh entered in one module may create or
+For the project facts (analysis/project.py), such as the mesh plan: code that runs under a mesh entered in one module may create or
 call pjit in another, and the modules reach each other through imports. An import is resolved to
 the files of the tree whose dotted path ends with the imported name (a tree's package root is not
 known: ``EasyLM.jax_utils`` is ``<any folder>/EasyLM/jax_utils.py``); a top-level name prefers a
@@ -64,9 +64,11 @@ class ModuleGraph:
                 self._by_suffix[dotted[start:]].add(index)
             self._by_folder[(os.path.dirname(path), stem)] = index
         self.edges: List[Set[int]] = [set() for _ in self.paths]
+        self.imports: List[List[Tuple[int, str, List[str]]]] = [[] for _ in self.paths]  # ``imported_names`` per file
 
     def add_names(self, index: int, imports: Iterable[Tuple[int, str, List[str]]]) -> None:
         """Link file ``index`` to the files ``imports`` (``imported_names``' answer) name."""
+        imports = self.imports[index] = list(imports)
         for level, module, names in imports:
             if level:
                 package = self._package(index, level)

@@ -9,10 +9,11 @@ file's JSON layout stay as they were.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
+
+from jaxmigrate.engine.source import decode
 
 MARKER = "# jaxmigrate-cell-{}"
 _MARKER_LINE = re.compile(r"^# jaxmigrate-cell-(\d+)\r?\n", re.MULTILINE)
@@ -44,6 +45,8 @@ def _source(cell: Dict[str, Any]) -> str:
 
 def load(text: str) -> Tuple[Notebook, str]:
     """The notebook and the module its code cells make."""
+    import json  # here: a check of .py files never loads it
+
     data = json.loads(text)
     indent_match = re.search(r"\n( +)\"", text)
     nb = Notebook(data, len(indent_match.group(1)) if indent_match else None)
@@ -111,4 +114,17 @@ def dump(nb: Notebook, module: str) -> str:
         if text == old:
             continue
         cell["source"] = text.splitlines(keepends=True) if isinstance(cell.get("source"), list) else text
+    import json
+
     return json.dumps(nb.data, indent=nb.indent, ensure_ascii=False) + "\n"
+
+
+def prefilter_input(data: bytes, display: str) -> bytes:
+    """What the prefilter reads: the file's bytes, or for a notebook the module its code cells
+    make (rules' line-level patterns do not hold for the JSON around them)."""
+    if not display.endswith(".ipynb"):
+        return data
+    try:
+        return load(decode(data).text)[1].encode("utf-8", "surrogatepass")
+    except (ValueError, KeyError, TypeError, AttributeError, SyntaxError, LookupError):
+        return data  # not a readable notebook: the transform reports it

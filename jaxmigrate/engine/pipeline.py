@@ -13,20 +13,19 @@ import threading
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import List, Optional, Sequence, Set, Tuple, Type
+from typing import Any, List, Optional, Sequence, Set, Tuple, Type
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.import_layout import join_written_imports
 from jaxmigrate.core.findings import Finding
 from jaxmigrate.core.syntax import parse_error
-from jaxmigrate.engine import gda_helpers
 from jaxmigrate.engine.apply import FixError, apply_round
-from jaxmigrate.engine.project_scan import for_path
+from jaxmigrate.engine.notebook import prefilter_input
+from jaxmigrate.engine.project import Table, declared, for_path
 from jaxmigrate.engine.source import decode
 from jaxmigrate.engine.suppression import skips_file, unsuppressed
 from jaxmigrate.engine.writer import NotWritten, refusal, write_fixed
 from jaxmigrate.patterns.era import origin_facts
-from jaxmigrate.patterns.jit_plan import PROJECT_HOLD
 from jaxmigrate.rules import Rule
 
 MAX_ROUNDS = 10
@@ -51,32 +50,26 @@ class Settings:
     # each configuration's files: (its folder, their settings), the deepest folder first, "" (no
     # configuration: every file) last; ``rule_codes`` here are then every variant's, for prefilters
     variants: Tuple[Tuple[str, "Settings"], ...] = ()
-    # the project's mesh plan (engine/mesh_plan.py): (real path, why its JM701/JM702 rewrites are
-    # held back by another module); ``hold``: this file's, set by ``for_file``
-    mesh_holds: Tuple[Tuple[str, str], ...] = ()
-    hold: Optional[str] = None
-    plan_project: bool = True  # False: no plans that span modules (a run that makes one)
-    # the GDA-returning functions of other modules that each file imports (engine/gda_helpers.py);
-    # ``imported_makers``: this file's, set by ``for_file``
-    gda_makers: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
-    imported_makers: Tuple[str, ...] = ()
+    # the project facts (analysis/project.py, engine/project.py): (real path, ((key, value), ...)) of
+    # each file that has a value; ``facts``: this file's, set by ``for_file``
+    project: Table = ()
+    facts: Tuple[Tuple[str, Any], ...] = ()
+    plan_project: bool = True  # False: no project facts (a run that computes them, or one file)
+    # the keys of the project facts whose parts each file's analysis gives (the runner's first pass)
+    collect: Tuple[str, ...] = ()
 
     def for_file(self, path: Path) -> "Settings":
         """The settings of ``path``'s nearest configuration, minus the codes that its
-        per-file-ignores switch off for ``path``, with its hold from the mesh plan."""
+        per-file-ignores switch off for ``path``, with its values of the project facts."""
         effective = self._configured(path)
-        hold = for_path(self.mesh_holds, path)
-        makers = for_path(self.gda_makers, path) or ()
-        if hold != effective.hold or makers != effective.imported_makers:
-            return replace(effective, hold=hold, imported_makers=makers)
+        facts = for_path(self.project, path)
+        if facts != effective.facts:
+            return replace(effective, facts=facts)
         return effective
 
     def project_facts(self) -> dict:
-        """What the plans that span modules say of this file, for its rules (``FileContext.origin``)."""
-        facts: dict = {PROJECT_HOLD: self.hold} if self.hold else {}
-        if self.imported_makers:
-            facts.update(gda_helpers.origin(self.imported_makers))
-        return facts
+        """What the project facts say of this file, for its rules (``FileContext.origin``)."""
+        return dict(self.facts)
 
     def _configured(self, path: Path) -> "Settings":
         if self.variants:
@@ -120,6 +113,8 @@ class FileResult:
     on_disk: Optional[List[Finding]] = None
     error_at: Tuple[int, int] = (1, 1)  # line, column of ``error`` (a syntax error's own position)
     fixed_codes: Optional[dict] = None  # when it changed: code -> how many of its findings the fixes took
+    parts: Tuple[Tuple[str, Any], ...] = ()  # the parts of the project facts (``Settings.collect``)
+    complete: bool = True  # False: ``findings`` include rules run only for the parts
 
 
 class RuleError(Exception):
@@ -138,19 +133,6 @@ def active_rules(data: bytes, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
     if chosen:  # parsed anyway: the rules that ride along come too
         return [r for r in rules if r.rides_along or r in chosen]
     return [r for r in rules if r.rides_along and r.wants(present)]
-
-
-def prefilter_input(data: bytes, display: str) -> bytes:
-    """What the prefilter reads: the file's bytes, or for a notebook the module its code cells
-    make (rules' line-level patterns do not hold for the JSON around them)."""
-    if not display.endswith(".ipynb"):
-        return data
-    from jaxmigrate.engine import notebook
-
-    try:
-        return notebook.load(decode(data).text)[1].encode("utf-8", "surrogatepass")
-    except (ValueError, KeyError, TypeError, AttributeError, SyntaxError, LookupError):
-        return data  # not a readable notebook: the transform reports it
 
 
 def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None, origin=None) -> List[Finding]:
@@ -198,6 +180,8 @@ class Outcome:
     # when the text changed: the findings of the original text, and ``findings`` located there
     on_disk: Optional[List[Finding]] = None
     left_on_disk: Optional[List[Finding]] = None
+    parts: Tuple[Tuple[str, Any], ...] = ()  # with ``Settings.collect``: (fact key, this file's part)
+    complete: bool = True  # False: rules that are not selected ran too (for the parts); the findings are not the file's
 
     @property
     def changed(self) -> bool:
@@ -208,19 +192,35 @@ def transform(data: bytes, display: str, settings: Settings) -> Outcome:
     """Check (and with ``settings.fix``, fix) one file's bytes. Raises on unreadable input."""
     from jaxmigrate.rules import BY_CODE
 
-    rules = active_rules(prefilter_input(data, display), [BY_CODE[c] for c in settings.rule_codes])
-    if settings.imported_makers and gda_helpers.RULE in settings.rule_codes and BY_CODE[gda_helpers.RULE] not in rules:
-        rules.append(BY_CODE[gda_helpers.RULE])  # the module's GDAs come from another module's helpers
-    if not rules or skips_file(data):
+    collect = facts_by_key(settings.collect)
+    codes = tuple(dict.fromkeys((*settings.rule_codes, *(c for fact in collect for c in fact.reads_codes))))
+    rules = active_rules(prefilter_input(data, display), [BY_CODE[c] for c in codes])
+    if settings.facts:  # a file whose meaning came from elsewhere: the rules that read it run
+        keys = {key for key, _ in settings.facts}
+        rules += [rule for rule in (BY_CODE[c] for c in settings.rule_codes)
+                  if rule not in rules and any(fact.key in keys for fact in rule.project_facts)]
+    if not (rules or collect) or skips_file(data):
         return Outcome([])
     source = decode(data)
     if display.endswith(".ipynb"):
-        return _transform_notebook(source.text, source.encoding, display, rules, settings)
-    findings, text, applied, first = _run_rules(source.text, display, rules, settings)
-    outcome = Outcome(findings, source.text, text, source.encoding, applied)
-    if outcome.changed:
-        outcome.on_disk, outcome.left_on_disk = first, located_on_disk(findings, first, source.text, text)
+        outcome = _transform_notebook(source.text, source.encoding, display, rules, settings)
+    else:
+        findings, text, applied, first, parts = _run_rules(source.text, display, rules, settings)
+        outcome = Outcome(findings, source.text, text, source.encoding, applied, parts=parts)
+        if outcome.changed:
+            outcome.on_disk, outcome.left_on_disk = first, located_on_disk(findings, first, source.text, text)
+    outcome.complete = len(codes) == len(settings.rule_codes)
     return outcome
+
+
+def facts_by_key(keys: Sequence[str]) -> list:
+    """The project facts (analysis/project.py) of these keys, from every rule's declarations."""
+    if not keys:
+        return []
+    from jaxmigrate.rules import ALL_RULES
+
+    found = {fact.key: fact for fact in declared([rule.code for rule in ALL_RULES])}
+    return [found[key] for key in keys]
 
 
 def _fixed_codes(before: List[Finding], left: List[Finding]) -> dict:
@@ -271,13 +271,18 @@ def located_on_disk(left: List[Finding], first: List[Finding], original: str, fi
 
 
 def _run_rules(text: str, display: str, rules, settings: Settings, join_imports: bool = True):
-    """Findings left, the text, how many fixes were applied (rounds until none applies), and the
-    findings of the text as given. With ``join_imports``, the ``from`` imports the fixes wrote
+    """Findings left, the text, how many fixes were applied (rounds until none applies), the
+    findings of the text as given, and the parts of the project facts ``settings.collect`` names.
+    With ``join_imports``, the ``from`` imports the fixes wrote
     then join the same module's import (``join_written_imports``)."""
     original = text
     applied_total = 0
-    held = settings.project_facts()  # what the plans that span modules say of this file
-    findings = first = analyse(text, display, rules, settings.target, held)
+    held = settings.project_facts()  # what the project facts say of this file
+    findings = first = analyse(text, display, rules, settings.target, held) if rules else []
+    parts: Tuple[Tuple[str, Any], ...] = ()
+    if settings.collect:  # the parts of the project facts, from the text as given
+        ctx = FileContext.of(text, display, settings.target)
+        parts = tuple((fact.key, fact.part(ctx, first, settings.rule_codes)) for fact in facts_by_key(settings.collect))
     fired: Set[str] = set()
     origin = None  # the facts of the text as given that the fixes may rewrite (patterns/era.py)
     if settings.fix:
@@ -308,7 +313,7 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
         if joined != text:
             text = joined
             findings = analyse(text, display, rules, settings.target, origin or held) if findings else []
-    return findings, text, applied_total, first
+    return findings, text, applied_total, first, parts
 
 
 def _apply_round(text: str, fixes) -> Tuple[str, int]:
@@ -326,7 +331,7 @@ def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: 
         nb, module = notebook.load(raw)
     except (ValueError, KeyError, TypeError) as exc:
         raise SyntaxError(f"not a readable notebook: {exc}") from exc
-    findings, text, applied, first = _run_rules(module, display, rules, settings, join_imports=False)
+    findings, text, applied, first, parts = _run_rules(module, display, rules, settings, join_imports=False)
 
     def located(found: List[Finding]) -> List[Finding]:
         out = []
@@ -337,7 +342,7 @@ def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: 
         return out
 
     new = notebook.dump(nb, text) if text != module else raw
-    outcome = Outcome(located(findings), raw, new, encoding, applied)
+    outcome = Outcome(located(findings), raw, new, encoding, applied, parts=parts)
     if outcome.changed:
         outcome.on_disk, outcome.left_on_disk = located(first), located(located_on_disk(findings, first, module, text))
     return outcome
@@ -396,6 +401,7 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
             data = path.read_bytes()
         outcome = _deep_retry(transform, data, display, settings.for_file(path))
         result.findings, result.fixes_applied = outcome.findings, outcome.fixes_applied
+        result.parts, result.complete = outcome.parts, outcome.complete
         if outcome.changed:
             result.changed = True
             result.fixed_codes = _fixed_codes(outcome.on_disk or [], outcome.findings)

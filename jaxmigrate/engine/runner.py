@@ -17,13 +17,17 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Finding, Fix
 from jaxmigrate.engine.discovery import SourceFile
-from jaxmigrate.engine.pipeline import FileResult, Settings, active_rules, prefilter_input, process
+from jaxmigrate.engine.notebook import prefilter_input
+from jaxmigrate.engine.pipeline import FileResult, Settings, active_rules, process
 from jaxmigrate.engine.suppression import skips_file
+
+if TYPE_CHECKING:
+    from jaxmigrate.engine.cache import Key
 
 # Below this many files a process pool costs more than it saves.
 MIN_PARALLEL = 8
@@ -34,7 +38,8 @@ _work: tuple = ((), None)  # the run's pending (index, file) pairs and settings,
 # that workers inherit with a pool): a file is processed (and written) whole, or not started
 _stop = None
 
-Processed = Tuple[int, FileResult, Optional[tuple]]
+# (index, result, its cache key when a cache is used, whether ``check`` stores the result under it)
+Processed = Tuple[int, FileResult, Optional["Key"], bool]
 _BARE_FIX = {"safe": Fix("safe"), "unsafe": Fix("unsafe")}
 
 
@@ -42,36 +47,36 @@ def _settings_key(settings: Settings, file: SourceFile) -> bytes:
     from jaxmigrate.engine.cache import settings_digest
 
     effective = settings.for_file(file.path)
-    project = (effective.hold, effective.imported_makers) if effective.hold or effective.imported_makers else None
-    return settings_digest(effective.rule_codes, effective.target, file.display.endswith(".ipynb"), project)
+    return settings_digest(effective.rule_codes, effective.target, file.display.endswith(".ipynb"), effective.facts or None)
 
 
-def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optional[tuple]]:
-    """One file: read, prefilter, the cache, analysis (and fix). Returns the cache key too when
-    ``check`` should store the result."""
+def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optional["Key"], bool]:
+    """One file: read, prefilter, the cache, analysis (and fix). Returns the cache key too (with a
+    cache), and whether ``check`` should store the result under it."""
     key = None
     try:
         st = os.stat(file.path) if _cache is not None else None  # before reading: a later edit shows
         read_ns = time.time_ns()
         data = file.path.read_bytes()
     except OSError as exc:
-        return FileResult(file.display, error=f"could not read: {_unreadable(file, exc)}"), None
+        return FileResult(file.display, error=f"could not read: {_unreadable(file, exc)}"), None, False
     if _cache is not None:
         from jaxmigrate.engine.cache import Key, content_digest, stat_of
 
         key = Key(content_digest(data), _settings_key(settings, file), stat_of(st), read_ns)  # type: ignore[arg-type]  # st is set when the cache is
-    store = None if settings.fix else key
-    imports_gda_helpers = bool(settings.gda_makers) and bool(settings.for_file(file.path).imported_makers)
-    if not (active_rules(prefilter_input(data, file.display), rules) or imports_gda_helpers) or skips_file(data):
-        return FileResult(file.display), store
-    if key is not None:
+    store = not settings.fix and key is not None
+    # a file with values of the project facts, and a member whose parts are wanted, are analysed whatever its bytes say
+    must = bool(settings.collect) or bool(settings.project) and bool(settings.for_file(file.path).facts)
+    if not (must or active_rules(prefilter_input(data, file.display), rules)) or skips_file(data):
+        return FileResult(file.display), key, store
+    if key is not None and not settings.collect:
         hit = _cache.get(file.path, key.content, key.settings)  # type: ignore[union-attr]  # a key means a cache
         if hit is not None and (not settings.fix or not hit):  # fix: only skip what has nothing to fix
-            return FileResult(file.display, findings=hit), store
+            return FileResult(file.display, findings=hit), key, store
     result = process(file.path, file.display, settings, data)
     if not settings.fix:
         result.findings = _reported(result.findings)
-    return result, None if result.error else store
+    return result, key, store and not result.error and result.complete
 
 
 def _unreadable(file: SourceFile, exc: OSError) -> str:
@@ -174,12 +179,12 @@ def _spans(count: int, jobs: int) -> List[Tuple[int, int]]:
     return [(i, min(i + size, count)) for i in range(0, count, size)]
 
 
-def _untouched(files: Sequence[SourceFile], settings: Settings, cache, results: list) -> List[Tuple[int, SourceFile]]:
+def _untouched(pending: List[Tuple[int, SourceFile]], settings: Settings, cache, results: list) -> List[Tuple[int, SourceFile]]:
     """Fill in the results the cache has for files not touched since; the others are returned."""
     from jaxmigrate.engine.cache import stat_of
 
-    pending = []
-    for i, file in enumerate(files):
+    left = []
+    for i, file in pending:
         try:
             hit = cache.unchanged(file.path, _settings_key(settings, file), stat_of(os.stat(file.path)))
         except OSError:
@@ -187,8 +192,8 @@ def _untouched(files: Sequence[SourceFile], settings: Settings, cache, results: 
         if hit is not None and (not settings.fix or not hit):
             results[i] = FileResult(file.display, findings=hit)
         else:
-            pending.append((i, file))
-    return pending
+            left.append((i, file))
+    return left
 
 
 def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = None,
@@ -201,36 +206,13 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
         from jaxmigrate.engine.writer import remove_stale_temporaries
 
         remove_stale_temporaries({f.path.parent for f in files})
-    if settings.plan_project:  # what a file's rules find may depend on the modules it imports or that import it
-        settings = _with_project_plans(files, settings, jobs, cache)
     results: List[Optional[FileResult]] = [None] * len(files)
-    pending = _untouched(files, settings, cache, results) if cache is not None else list(enumerate(files))
-    jobs = jobs or os.cpu_count() or 1
-    spans = _spans(len(pending), jobs)
-    done = len(files) - len(pending)
-    parallel = jobs > 1 and len(pending) >= MIN_PARALLEL
-    if parallel:
-        import multiprocessing
-
-        shared = multiprocessing.RawValue("b", 0)  # workers inherit it; setting it needs no lock
-    with _ctrl_c(shared if parallel else None) as interrupted:
-        if parallel:
-            from concurrent.futures import ProcessPoolExecutor  # imported only when used: a one-file run skips it
-
-            with ProcessPoolExecutor(max_workers=min(jobs, len(spans)), initializer=_init_worker,
-                                     initargs=(cache, (pending, settings), os.getpid(), shared)) as pool:
-                for outcomes in pool.map(_span, spans):  # after Ctrl-C, the chunks left return at once
-                    done = _collect(outcomes, files, results, cache, progress, done)
-        else:
-            _init(cache, (pending, settings), interrupted)
-            try:
-                for span in spans:
-                    if interrupted:
-                        break
-                    done = _collect(_span(span), files, results, cache, progress, done)
-            finally:
-                _init(None)
-                _resume_gc(now=True)
+    if settings.plan_project:  # what a file's rules find may depend on the modules it imports or that import it
+        settings = _with_project_facts(files, settings, jobs, cache, results)
+    pending = [(i, file) for i, file in enumerate(files) if results[i] is None]
+    if cache is not None:
+        pending = _untouched(pending, settings, cache, results)
+    interrupted = _execute(files, pending, settings, jobs, cache, results, progress, len(files) - len(pending))
     if cache is not None:
         cache.save()
     if interrupted:
@@ -238,19 +220,99 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
     return results  # type: ignore[return-value]  # not interrupted: every file has its result
 
 
-def _with_project_plans(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int], cache) -> Settings:
-    """``settings`` with the plans that span modules: the JM701/JM702 holds (engine/mesh_plan.py) and
-    the GDA-returning helpers each file imports (engine/gda_helpers.py). One file alone needs
-    neither, unless only one rule of the mesh pair is selected."""
-    from jaxmigrate.engine import gda_helpers, mesh_plan
-    from jaxmigrate.engine.project_scan import MESH_CODES, scan
+def _execute(files: Sequence[SourceFile], pending: List[Tuple[int, SourceFile]], settings: Settings,
+             jobs: Optional[int], cache, results: list, progress=None, done: int = 0,
+             collected: Optional[Dict[int, Processed]] = None) -> bool:
+    """Process ``pending`` into ``results`` (in chunks, on worker processes when it pays); True if
+    Ctrl-C stopped it. ``collected``: each outcome is kept there too, and not stored in the cache."""
+    jobs = jobs or os.cpu_count() or 1
+    spans = _spans(len(pending), jobs)
+    parallel = jobs > 1 and len(pending) >= MIN_PARALLEL
+    if parallel:
+        import multiprocessing
 
-    one_of_pair = len(set(MESH_CODES) & set(settings.rule_codes)) == 1
-    if len(files) < 2 and not one_of_pair:
+        shared = multiprocessing.RawValue("b", 0)  # workers inherit it; setting it needs no lock
+    with _ctrl_c(shared if parallel else None) as interrupted:
+        def take(outcomes: List[Processed], done: int) -> int:
+            if collected is not None:
+                collected.update((outcome[0], outcome) for outcome in outcomes)
+                return done
+            return _collect(outcomes, files, results, cache, progress, done)
+
+        if parallel:
+            from concurrent.futures import ProcessPoolExecutor  # imported only when used: a one-file run skips it
+
+            with ProcessPoolExecutor(max_workers=min(jobs, len(spans)), initializer=_init_worker,
+                                     initargs=(cache, (pending, settings), os.getpid(), shared)) as pool:
+                for outcomes in pool.map(_span, spans):  # after Ctrl-C, the chunks left return at once
+                    done = take(outcomes, done)
+        else:
+            _init(cache, (pending, settings), interrupted)
+            try:
+                for span in spans:
+                    if interrupted:
+                        break
+                    done = take(_span(span), done)
+            finally:
+                _init(None)
+                _resume_gc(now=True)
+    return bool(interrupted)
+
+
+def _with_project_facts(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int], cache,
+                        results: list) -> Settings:
+    """``settings`` with the values of the project facts the selected rules declare
+    (analysis/project.py). Each member is analysed once, nothing fixed, unless the cache has its parts;
+    ``check`` keeps that analysis as the file's result when the file gets no value."""
+    from jaxmigrate.engine import project
+
+    facts = [fact for fact in project.declared(settings.rule_codes) if fact.needed(settings.rule_codes, len(files))]
+    if not facts:
         return replace(settings, plan_project=False)
-    found = scan(files, cache)
-    return replace(settings, mesh_holds=mesh_plan.plan(files, settings, found, jobs, cache),
-                   gda_makers=gda_helpers.makers(files, settings, found, cache), plan_project=False)
+    found = project.scan(files, facts, cache)
+    members = {fact.key: fact.members(found.graph, found.wanted[fact.key], settings.rule_codes) for fact in facts}
+    keys = tuple(fact.key for fact in facts)
+    parts: Dict[int, dict] = {}
+    todo = []
+    for i in sorted({i for chosen in members.values() for i in chosen}):
+        known = cache.fact("parts", files[i].path, found.stats[i], _parts_key(settings, files[i])) \
+            if cache is not None and i in found.stats else None
+        if known is not None and set(keys) <= set(known):
+            parts[i] = known
+        else:
+            todo.append((i, files[i]))
+    first: Dict[int, Processed] = {}
+    if todo:
+        if _execute(files, todo, _collecting(settings, keys), jobs, cache, results, collected=first):
+            raise Interrupted(results)
+        for i, result, key, _ in first.values():
+            parts[i] = dict(result.parts)
+            if cache is not None and key is not None and not result.error:
+                cache.put_fact("parts", files[i].path, key.stat, key.read_ns, parts[i], _parts_key(settings, files[i]))
+    values = {fact.key: fact.combine(found.graph, {i: parts.get(i, {}).get(fact.key) for i in members[fact.key]},
+                                     [f.display for f in files]) for fact in facts}
+    planned = replace(settings, project=project.table(files, values), plan_project=False)
+    if todo and not settings.fix:  # the first analysis is the result of a file the facts say nothing of
+        for i, result, key, store in first.values():
+            if result.complete and not planned.for_file(files[i].path).facts:
+                results[i] = result
+                if store and cache is not None:
+                    cache.put(files[i].path, key, result.findings)
+    return planned
+
+
+def _collecting(settings: Settings, keys: Tuple[str, ...]) -> Settings:
+    """The settings of the first pass over the members: their parts, nothing fixed."""
+    variants = tuple((folder, replace(v, collect=keys, fix=False, write=False, plan_project=False))
+                     for folder, v in settings.variants)
+    return replace(settings, collect=keys, fix=False, write=False, plan_project=False, variants=variants)
+
+
+def _parts_key(settings: Settings, file: SourceFile) -> bytes:
+    from jaxmigrate.engine.project import parts_key
+
+    effective = settings.for_file(file.path)
+    return parts_key(effective.rule_codes, effective.target, file.display.endswith(".ipynb"))
 
 
 class Interrupted(Exception):
@@ -286,9 +348,9 @@ def _ctrl_c(shared=None) -> Iterator[list]:
 
 
 def _collect(outcomes: List[Processed], files, results, cache, progress, done: int) -> int:
-    for i, result, key in outcomes:
+    for i, result, key, store in outcomes:
         results[i] = result
-        if key is not None and cache is not None:
+        if store and cache is not None:
             cache.put(files[i].path, key, result.findings)
     done += len(outcomes)
     if progress:

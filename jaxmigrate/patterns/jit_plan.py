@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import FrozenSet, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.patterns.gda import FROM_GDA, PJIT
@@ -70,28 +70,35 @@ def pjit_uses(ctx: FileContext) -> List[PjitUse]:
 
 def blocker(ctx: FileContext, use: PjitUse) -> Optional[str]:
     """Why this use cannot be rewritten automatically, or None."""
+    return next((why for why, _ in use_blockers(ctx, use)), None)
+
+
+def use_blockers(ctx: FileContext, use: PjitUse) -> Iterator[Tuple[str, Optional[str]]]:
+    """Every reason this use cannot be rewritten, in order, each with the rule whose fix removes
+    it (None: a person must)."""
     if use.kind == "other":
-        return "pjit is used as a value here: replace it with `jax.jit` by hand (its options are keyword-only)"
+        yield "pjit is used as a value here: replace it with `jax.jit` by hand (its options are keyword-only)", None
+        return
     if use.kind == "partial" and len(use.node.args) > 1:  # type: ignore[attr-defined]  # a "partial" use is a call
-        return "`partial(pjit, f, ...)` binds the function: write `partial(jax.jit, f, ...)` with keyword options by hand"
+        yield "`partial(pjit, f, ...)` binds the function: write `partial(jax.jit, f, ...)` with keyword options by hand", None
     if len(use.options) > len(POSITIONAL) or any(isinstance(a, ast.Starred) for a in use.options):
-        return "starred or extra positional arguments: write the `jax.jit` keywords by hand"
+        yield "starred or extra positional arguments: write the `jax.jit` keywords by hand", None
     if isinstance(use.node, ast.Call) and any(isinstance(a, ast.Starred) for a in use.node.args):
-        return "starred arguments: write the `jax.jit` keywords by hand"
+        yield "starred arguments: write the `jax.jit` keywords by hand", None
     given = [*POSITIONAL[: len(use.options)], *(SHARDINGS.get(k.arg, k.arg) for k in use.keywords if k.arg)]
     if len(given) != len(set(given)):
-        return "an option is given twice (positionally and by keyword, or in both spellings)"
+        yield "an option is given twice (positionally and by keyword, or in both spellings)", None
     for kw in use.keywords:
         entries = kwargs_entries(ctx, kw.value) if kw.arg is None else []
         if entries is None:
-            return ("options arrive through `**kwargs` built elsewhere: pass them to `jax.jit` as keywords, "
-                    "with `P()` for a legacy `None`")
-        if any(k in LEGACY for k, _ in entries):
-            return "the keyword dict still has the legacy keys: rename them first (JM101)"
+            yield ("options arrive through `**kwargs` built elsewhere: pass them to `jax.jit` as keywords, "
+                   "with `P()` for a legacy `None`"), None
+        elif any(k in LEGACY for k, _ in entries):
+            yield "the keyword dict still has the legacy keys: rename them first (JM101)", "JM101"
     for value in [*use.options[:2], *(v for _, v in sharding_values(ctx, use))]:
         if any(ctx.qualname(n) == FROM_GDA for n in ast.walk(value)):
-            return "FROM_GDA in the shardings: migrate it first (JM503)"
-    return None
+            yield "FROM_GDA in the shardings: migrate it first (JM503)", "JM503"
+            break
 
 
 def kwargs_entries(ctx: FileContext, value: ast.expr) -> Optional[List[Tuple[str, ast.expr]]]:
@@ -213,32 +220,59 @@ def module_blocker(ctx: FileContext) -> Optional[str]:
 
 
 def _module_blocker(ctx: FileContext) -> Optional[str]:
+    why = next((why for why, _ in module_blockers(ctx)), None)
+    if why:
+        return why
+    hold = ctx.origin.get(PROJECT_HOLD)
+    return str(hold) if hold else None
+
+
+def held_until_fixed(ctx: FileContext) -> Optional[FrozenSet[str]]:
+    """The rules whose fixes remove every reason the module's own rewrites are held back for (the
+    project's hold aside): empty when nothing holds them, None when one reason needs a person."""
+    codes = set()
+    for _, code in module_blockers(ctx):
+        if code is None:
+            return None
+        codes.add(code)
+    return frozenset(codes)
+
+
+def always_reported(ctx: FileContext) -> List[ast.expr]:
+    """The mesh uses JM702 reports without a fix whatever the plan: helpers that enter a mesh,
+    meshes used as decorators or called on functions."""
+    return [*mesh_helper_withs(ctx), *mesh_as_function(ctx)]
+
+
+def module_blockers(ctx: FileContext) -> Iterator[Tuple[str, Optional[str]]]:
+    """Why neither rewrite may happen in this module, every reason in order (the project's hold
+    aside), each with the rule whose fix removes it (None: a person must)."""
     if not ctx.target_at_least(PJIT_DEPRECATED_SINCE):
-        return "the target JAX still has pjit undeprecated" if pjit_uses(ctx) else None
+        if pjit_uses(ctx):
+            yield "the target JAX still has pjit undeprecated", None
+        return
     for use in pjit_uses(ctx):
-        why = blocker(ctx, use)
-        if why:
-            line = getattr(use.node, "lineno", 0)
-            return f"the pjit on line {line} needs a person"
+        line = getattr(use.node, "lineno", 0)
+        for _, code in use_blockers(ctx, use):
+            yield f"the pjit on line {line} needs a person", code
     if pjit_uses(ctx):
         unconverted = unconverted_sites(ctx)  # JM504 reads pjit calls: it goes first
         if unconverted:
             pj, site = unconverted[0]
             line = (site or pj.call).lineno
             if host_local_sites(ctx):
-                return f"host-local inputs on line {line} need their conversion first (JM504)"
-            return (f"the inputs on line {line} may be this process's data (multi-process code): pjit stays until "
-                    "they are converted with `multihost_utils` or known to be global")
+                yield f"host-local inputs on line {line} need their conversion first (JM504)", "JM504"
+            else:
+                yield (f"the inputs on line {line} may be this process's data (multi-process code): pjit stays until "
+                       "they are converted with `multihost_utils` or known to be global"), None
     for w in mesh_withs(ctx) if uses_jax(ctx) else ():
         if w.problem:
-            return f"the `with` on line {w.statement.lineno} needs a person"
+            yield f"the `with` on line {w.statement.lineno} needs a person", None
     for helper in mesh_helper_withs(ctx) if pjit_uses(ctx) else ():
-        return (f"the `with` on line {helper.lineno} enters a mesh through a helper, in the `with mesh:` way "
-                "that `jax.jit` does not see")
+        yield (f"the `with` on line {helper.lineno} enters a mesh through a helper, in the `with mesh:` way "
+               "that `jax.jit` does not see"), None
     for called in mesh_as_function(ctx) if pjit_uses(ctx) else ():
-        return (f"the mesh on line {called.lineno} is used as a decorator or called on a function: that enters the "
-                "`with mesh:` context, which `jax.jit` does not see")
+        yield (f"the mesh on line {called.lineno} is used as a decorator or called on a function: that enters the "
+               "`with mesh:` context, which `jax.jit` does not see"), None
     if ctx.attributes("thread_resources") or ctx.names("thread_resources"):
-        return "the module reads `thread_resources`, which `jax.set_mesh` does not set"
-    hold = ctx.origin.get(PROJECT_HOLD)
-    return str(hold) if hold else None
+        yield "the module reads `thread_resources`, which `jax.set_mesh` does not set", None

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Tuple
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.catalog.api_history import parse_version
 from jaxmigrate.core.findings import SUGGESTED_ELSEWHERE, Finding, Fix, FixSafety
+from jaxmigrate.analysis.project import ProjectFact
 from jaxmigrate.patterns.api_references import Reference
 from jaxmigrate.patterns.history_findings import history_findings
 from jaxmigrate.prefilter import Presence, history_wants
@@ -91,6 +92,9 @@ class Rule:
     #: run on every file some other rule wants (the file is parsed anyway, and this rule's check is
     #: cheap there); its own prefilter decides only for the files no other rule wants
     rides_along: ClassVar[bool] = False
+    #: what this rule needs to know of other modules of the run (analysis/project.py), which the
+    #: engine computes once per run and hands over in ``FileContext.origin``
+    project_facts: ClassVar[Tuple[ProjectFact, ...]] = ()
 
     @classmethod
     def wants(cls, data) -> bool:

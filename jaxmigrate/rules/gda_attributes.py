@@ -26,6 +26,7 @@ from jaxmigrate.patterns.gda import (
     same_answer_with_array,
 )
 from jaxmigrate.patterns.gda_checks import GdaBranch, gda_branch, gda_member_references, gda_module_imports
+from jaxmigrate.patterns.gda_makers import GDA_MAKERS
 from jaxmigrate.rules.base import Example, Rule, short, snippet
 
 ARRAY = "jax.Array"
@@ -115,6 +116,7 @@ class GdaAttributes(Rule):
     """
 
     code = "JM502"
+    project_facts = (GDA_MAKERS,)
     name = "gda-attributes"
     summary = "GlobalDeviceArray attributes and type references → jax.Array (`local_shards`, `mesh_axes`, ...)"
     fix_safety = "safe"

@@ -11,6 +11,7 @@ from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import insert_before
 from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.patterns.jit_plan import mesh_as_function, mesh_helper_withs, mesh_withs, module_blocker, uses_jax
+from jaxmigrate.patterns.mesh_holds import MESH_HOLDS
 from jaxmigrate.prefilter import has_with_statement, raw
 from jaxmigrate.rules.base import Example, Rule, snippet
 
@@ -51,6 +52,7 @@ class MeshContext(Rule):
     """
 
     code = "JM702"
+    project_facts = (MESH_HOLDS,)
     name = "mesh-context"
     summary = "`with mesh:` → `with jax.set_mesh(mesh):` (with JM701)"
     fix_safety = "unsafe"

@@ -20,6 +20,7 @@ from jaxmigrate.patterns.jit_plan import (
     module_blocker,
     pjit_uses,
 )
+from jaxmigrate.patterns.mesh_holds import MESH_HOLDS
 from jaxmigrate.rules.base import Example, Rule, snippet
 
 
@@ -52,6 +53,7 @@ class PjitToJit(Rule):
     """
 
     code = "JM701"
+    project_facts = (MESH_HOLDS,)
     owns = ("jax.experimental.pjit.pjit",)
     name = "pjit-to-jit"
     summary = "`jax.experimental.pjit.pjit` → `jax.jit` (keyword-only options, legacy `None` → `P()`)"
