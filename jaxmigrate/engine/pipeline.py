@@ -280,9 +280,10 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
     held = settings.project_facts()  # what the project facts say of this file
     findings = first = analyse(text, display, rules, settings.target, held) if rules else []
     parts: Tuple[Tuple[str, Any], ...] = ()
-    if settings.collect:  # the parts of the project facts, from the text as given
-        ctx = FileContext.of(text, display, settings.target)
-        parts = tuple((fact.key, fact.part(ctx, first, settings.rule_codes)) for fact in facts_by_key(settings.collect))
+    if settings.collect:  # the parts of the project facts, from the text as given (where its bytes may hold one)
+        ctx, data = FileContext.of(text, display, settings.target), text.encode("utf-8", "surrogatepass")
+        parts = tuple((fact.key, fact.part(ctx, first, settings.rule_codes) if fact.wants(data) else None)
+                      for fact in facts_by_key(settings.collect))
     fired: Set[str] = set()
     origin = None  # the facts of the text as given that the fixes may rewrite (patterns/era.py)
     if settings.fix:
