@@ -16,7 +16,7 @@ from jaxmigrate.analysis.statements import EXITS
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 #: the key in ``FileContext.origin`` (with the class's qualified name after it) of the functions of
-#: other modules that return the class's instances, as this module names them (engine/gda_helpers.py)
+#: other modules that return the class's instances, as this module names them (patterns/gda_makers.py)
 IMPORTED_MAKERS = "imported makers of "
 # where a class reference in a subscript is a type argument: typing's generics and the builtin ones
 TYPE_ARGUMENT_HOSTS = ("typing.", "typing_extensions.", "collections.abc.")

@@ -10,9 +10,10 @@ findings. A lookup needs the same settings and either the same bytes, or (withou
 file) the same size, inode and modification time, trusted only when that time lies well before
 the moment the file was read, as git does against "racy" edits in the same clock tick. Fix safety
 and ``--unsafe-fixes`` do not change what a file contains, so ``fix`` reuses the entries ``check``
-wrote to skip files with nothing to report. Beside the entries, the facts of the project-level
-mesh plan (engine/mesh_plan.py: a file's import statements, and its verdict once fixed in memory)
-are kept under the same stat rule, so a run over untouched files reads none of them. A damaged
+wrote to skip files with nothing to report. Beside the entries, what the project facts need
+(engine/project.py: a file's import statements and byte tests, and its parts of the facts the
+rules declare) is kept under the same stat rule, so a run over untouched files reads none of
+them. A damaged
 cache file is ignored. Writes are atomic, and the folder carries a ``.gitignore`` of ``*``.
 """
 

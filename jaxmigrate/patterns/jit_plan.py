@@ -30,7 +30,7 @@ SHARDINGS = {"in_shardings": "in_shardings", "out_shardings": "out_shardings", *
 LEGACY = tuple(AXIS_RESOURCES_RENAMES)
 PJIT_DEPRECATED_SINCE = "0.8.0"  # pjit deprecated; jax.jit with shardings and jax.set_mesh (0.7.1) exist there
 #: the key in ``FileContext.origin`` of why the project's mesh plan holds this module's rewrites
-#: back (engine/mesh_plan.py): another module it is linked to by imports keeps the old API
+#: back (patterns/mesh_holds.py): another module it is linked to by imports keeps the old API
 PROJECT_HOLD = "project mesh hold"
 
 
