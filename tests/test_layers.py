@@ -9,8 +9,6 @@ import re
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parent.parent / "jaxmigrate"
 
 #: lowest first; a module may import modules of its own floor or a lower one

@@ -1,7 +1,8 @@
 """Which modules of a tree import which, read from their bytes (no parse, nothing imported).
 
-For the project facts (analysis/project.py), such as the mesh plan: code that runs under a mesh entered in one module may create or
-call pjit in another, and the modules reach each other through imports. An import is resolved to
+For the project facts (analysis/project.py), such as the mesh plan: code that runs under a mesh
+entered in one module may create or call pjit in another, and the modules reach each other
+through imports. An import is resolved to
 the files of the tree whose dotted path ends with the imported name (a tree's package root is not
 known: ``EasyLM.jax_utils`` is ``<any folder>/EasyLM/jax_utils.py``); a top-level name prefers a
 module beside the importer (a script's folder is the first on ``sys.path``); a relative import is

@@ -17,8 +17,8 @@ import ast
 from functools import partial
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
-from jaxmigrate.analysis.values import IMPORTED_MAKERS, InstanceFacts
 from jaxmigrate.analysis.project import ProjectFact
+from jaxmigrate.analysis.values import IMPORTED_MAKERS, InstanceFacts
 from jaxmigrate.patterns.gda import GDA, GDA_VALUES, names_gda
 
 if TYPE_CHECKING:

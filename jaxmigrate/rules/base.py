@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Tuple
 
 from jaxmigrate.analysis.imports import importer
+from jaxmigrate.analysis.project import ProjectFact
 from jaxmigrate.catalog.api_history import parse_version
 from jaxmigrate.core.findings import SUGGESTED_ELSEWHERE, Finding, Fix, FixSafety
-from jaxmigrate.analysis.project import ProjectFact
 from jaxmigrate.patterns.api_references import Reference
 from jaxmigrate.patterns.history_findings import history_findings
 from jaxmigrate.prefilter import Presence, history_wants
