@@ -9,7 +9,8 @@ rule, computes each declared fact once per run:
 1. ``members``: which files contribute, from the module graph and the byte test ``wants``;
 2. ``part``: each member's own part, plain data read from that file's own analysis (its
    context and its findings before any fix), cached with the file's other results;
-3. ``combine``: the parts joined over the module graph, in one pass, into a value per file.
+3. ``combine``: the parts joined over the module graph, in one pass, into a value per file;
+4. ``settle`` (optional): a file's findings with its value, from its findings without one.
 
 A file's rules read its value as ``ctx.origin[provider.key]``. A file with a value runs the
 rules that declared the fact even when its bytes alone would not (its meaning came from
@@ -19,7 +20,7 @@ hashed into cache keys, pickled to workers and stored in the cache.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
     from jaxmigrate.analysis.context import FileContext
@@ -51,6 +52,11 @@ class ProjectFact:
         """A member's own part: from its analysis, its findings (of its rules and ``reads_codes``)
         and the codes selected for it. ``None`` when it contributes nothing."""
         raise NotImplementedError
+
+    def settle(self, findings: List["Finding"], value: Any) -> Optional[List["Finding"]]:
+        """A file's findings with ``value``, from its findings without one (``check`` then need not
+        analyse it again), or None when only its analysis can tell (the default)."""
+        return None
 
     def combine(self, graph: "ModuleGraph", parts: Dict[int, Any], displays: Sequence[str]) -> Dict[int, Any]:
         """The value of each file that has one (file index -> value), from the members' parts."""

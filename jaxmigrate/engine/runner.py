@@ -292,12 +292,18 @@ def _with_project_facts(files: Sequence[SourceFile], settings: Settings, jobs: O
     values = {fact.key: fact.combine(found.graph, {i: parts.get(i, {}).get(fact.key) for i in members[fact.key]},
                                      [f.display for f in files]) for fact in facts}
     planned = replace(settings, project=project.table(files, values), plan_project=False)
-    if todo and not settings.fix:  # the first analysis is the result of a file the facts say nothing of
+    if todo and not settings.fix:  # the first analysis is the result of a file the facts say nothing of,
+        by_key = {fact.key: fact for fact in facts}  # or whose findings with its values they can settle
         for i, result, key, store in first.values():
-            if result.complete and not planned.for_file(files[i].path).facts:
-                results[i] = result
-                if store and cache is not None:
-                    cache.put(files[i].path, key, result.findings)
+            if not result.complete:
+                continue
+            findings: Optional[List] = result.findings
+            for fact_key, value in planned.for_file(files[i].path).facts:
+                findings = by_key[fact_key].settle(findings, value) if findings is not None else None
+            if findings is not None:
+                results[i] = replace(result, findings=findings)
+                if store and cache is not None and key is not None:
+                    cache.put(files[i].path, key._replace(settings=_settings_key(planned, files[i])), findings)
     return planned
 
 

@@ -32,6 +32,8 @@ PJIT_DEPRECATED_SINCE = "0.8.0"  # pjit deprecated; jax.jit with shardings and j
 #: the key in ``FileContext.origin`` of why the project's mesh plan holds this module's rewrites
 #: back (patterns/mesh_holds.py): another module it is linked to by imports keeps the old API
 PROJECT_HOLD = "project mesh hold"
+#: what a JM701/JM702 finding says, after its own message, when the module's rewrites are held back
+HELD = "held back with the module's other pjit and mesh uses"
 
 
 @dataclass

@@ -18,11 +18,12 @@ or calls pjit in another that it imports. So:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.module_graph import linked_groups
 from jaxmigrate.analysis.project import ProjectFact
-from jaxmigrate.patterns.jit_plan import PROJECT_HOLD, always_reported, held_until_fixed
+from jaxmigrate.patterns.jit_plan import HELD, PROJECT_HOLD, always_reported, held_until_fixed
 
 if TYPE_CHECKING:
     from jaxmigrate.analysis.context import FileContext
@@ -69,6 +70,12 @@ class MeshHolds(ProjectFact):
         if first.code not in selected:
             return f"{first.line} keeps its {what} ({first.code} is not selected there)", True, uses
         return f"{first.line} keeps its {what} ({first.code})", False, uses
+
+    def settle(self, findings: List["Finding"], value: Any) -> List["Finding"]:
+        """A held module: every JM701/JM702 finding that had a fix says why it is held and has none
+        (what the two rules report under ``module_blocker``'s project hold; the others keep theirs)."""
+        return [replace(f, message=f"{f.message}; {HELD}: {value}", fix=None) if f.code in MESH_CODES and f.fix is not None
+                else f for f in findings]
 
     def combine(self, graph: "ModuleGraph", parts: Dict[int, Any], displays: Sequence[str]) -> Dict[int, Any]:
         values: Dict[int, str] = {}

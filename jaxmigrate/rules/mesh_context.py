@@ -10,7 +10,7 @@ from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import insert_before
 from jaxmigrate.core.findings import Edit, Finding, Fix
-from jaxmigrate.patterns.jit_plan import mesh_as_function, mesh_helper_withs, mesh_withs, module_blocker, uses_jax
+from jaxmigrate.patterns.jit_plan import HELD, mesh_as_function, mesh_helper_withs, mesh_withs, module_blocker, uses_jax
 from jaxmigrate.patterns.mesh_holds import MESH_HOLDS
 from jaxmigrate.prefilter import has_with_statement, raw
 from jaxmigrate.rules.base import Example, Rule, snippet
@@ -201,7 +201,7 @@ class MeshContext(Rule):
             if w.problem:
                 yield self.finding(ctx, expr, f"{message}; {w.problem}")
             elif held:
-                yield self.finding(ctx, expr, f"{message}; held back with the module's other pjit and mesh uses: {held}")
+                yield self.finding(ctx, expr, f"{message}; {HELD}: {held}")
             else:
                 yield self.finding(ctx, expr, message, self._fix(ctx, w.statement, w.item))
 

@@ -10,6 +10,7 @@ from jaxmigrate.analysis.imports import importer
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.gda import spec_source
 from jaxmigrate.patterns.jit_plan import (
+    HELD,
     JIT,
     PJIT_DEPRECATED_SINCE,
     POSITIONAL,
@@ -131,7 +132,7 @@ class PjitToJit(Rule):
             if why:
                 yield self.finding(ctx, use.node, f"{message}; {why}")
             elif held:
-                yield self.finding(ctx, use.node, f"{message}; held back with the module's other pjit and mesh uses: {held}")
+                yield self.finding(ctx, use.node, f"{message}; {HELD}: {held}")
             else:
                 yield self.finding(ctx, use.node, message, self._fix(ctx, use))
 
