@@ -16,14 +16,18 @@ import argparse
 import ast
 import collections
 import gc
+import sys
 import time
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent  # this working tree: its jaxmigrate is the one measured
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", type=Path)
     args = parser.parse_args()
+    sys.path.insert(0, str(REPO))
 
     from jaxmigrate.analysis.context import FileContext
     from jaxmigrate.analysis.scopes import walk

@@ -10,10 +10,13 @@ rule wants are counted (each of those is parsed only for JM801-JM803).
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent  # this working tree: its jaxmigrate is the one measured
 
 LOADS = {
     "triggers.tsv (prefilter)": "from jaxmigrate.prefilter import _names; _names()",
@@ -24,7 +27,8 @@ LOADS = {
 
 def load_ms(code: str, repeat: int = 5) -> float:
     script = f"import time; import jaxmigrate.rules; t = time.perf_counter(); {code}; print(time.perf_counter() - t)"
-    runs = [float(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    runs = [float(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env).stdout)
             for _ in range(repeat)]
     return 1000 * sorted(runs)[len(runs) // 2]
 
@@ -49,6 +53,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("paths", nargs="*")
     args = parser.parse_args()
+    sys.path.insert(0, str(REPO))
     for name, code in LOADS.items():
         print(f"load {name}: {load_ms(code):.1f} ms")
     if args.paths:

@@ -17,8 +17,11 @@ import argparse
 import ast
 import functools
 import os
+import sys
 from multiprocessing import Pool
+from pathlib import Path
 
+REPO = Path(__file__).resolve().parent.parent  # this working tree: its jaxmigrate is the one measured
 SKIP = {"build", "dist", "node_modules", "site-packages", "__pycache__", "venv"}
 
 
@@ -68,6 +71,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--prefiltered", action="store_true", help="only the files jaxmigrate's byte prefilter passes")
     args = parser.parse_args()
+    sys.path.insert(0, str(REPO))  # --prefiltered: workers are forked from here
     paths = [p for root in args.paths for p in files(root)]
     size = max(1, len(paths) // (args.jobs * 16))
     chunks = [paths[i:i + size] for i in range(0, len(paths), size)]

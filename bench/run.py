@@ -3,7 +3,16 @@
     python bench/run.py --generate 600000            # a synthetic tree (bench/generate.py), then measure
     python bench/run.py PATH [PATH ...]              # any local tree(s), read only: fix runs on a copy
     python bench/run.py --one-file [10000,50000,100000]  # one legacy file at each size (bench/one_file.py)
+    python bench/run.py --real                       # the real legacy trees of bench/trees.py, as one tree
+    python bench/run.py --against REV --real         # this working tree's jaxmigrate and REV's, per tree
+    python bench/run.py --one-file --against REV     # the one-file rows of both
     options: --repeat K (default 3), --jobs N (default: CPU count), --json FILE
+
+With ``--against REV`` (a git revision of this repository; bench/against.py builds its jaxmigrate
+into a cached venv) the two versions run alternately, REV first, on each tree: ``check --no-cache
+-j 1`` and ``fix --no-cache -j N`` on a fresh copy (not timed), beside one ``ast.parse`` of every
+file; the table gives the medians of CPU time per tree, new / old and fix / ast.parse.
+``--fail-over RATIO`` exits 1 when new / old of any row is above RATIO.
 
 Each round runs, one after the other: ``ruff check --select NPY201 --no-cache``, a bare
 ``ast.parse`` of every ``*.py`` file (bench/parse_all.py, on the same number of processes as
@@ -33,7 +42,12 @@ from typing import Dict, List, Optional
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+
+import against  # noqa: E402
+import trees  # noqa: E402
+
 GOALS = {"cold": 3.0, "warm": 1.0, "fix": 4.0, "rss_mb": 500.0, "one_file_s": 0.5}
+FIX_OVER_PARSE = 2.0  # the side-by-side goal: fix within 2x a bare ast.parse of every file (CPU)
 
 
 def _children(pid: int) -> List[int]:
@@ -127,13 +141,9 @@ def _one_file(sources: List[Path]) -> Path:
 
 def run(paths: List[str], repeat: int, jobs: int, work: Path) -> dict:
     py = sys.executable
-    jm = [py, "-m", "jaxmigrate"]
-    env = dict(os.environ, JAXMIGRATE_CACHE_DIR=str(work / "cache"))
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    import jaxmigrate  # bytecode for jaxmigrate itself, as an installed package has it
-
-    subprocess.run([py, "-m", "compileall", "-q", str(Path(jaxmigrate.__file__).parent)], check=True,
-                   stdout=subprocess.DEVNULL)
+    here = against.current()  # this working tree's jaxmigrate, byte-compiled, not an installed one
+    jm = here.command()
+    env = here.env(dict(os.environ, JAXMIGRATE_CACHE_DIR=str(work / "cache")))
     sources = _sources(paths)
     lines = sum(p.read_bytes().count(b"\n") for p in sources)
     one = _one_file(sources)
@@ -144,7 +154,8 @@ def run(paths: List[str], repeat: int, jobs: int, work: Path) -> dict:
     if ruff:
         tools["ruff"] = lambda: measure([ruff, "check", "--select", "NPY201", "--no-cache", "--exit-zero", "--quiet", *paths])
     tools["parse"] = lambda: measure([py, str(HERE / "parse_all.py"), "--jobs", str(jobs), *paths])
-    tools["floor"] = lambda: measure([py, str(HERE / "parse_all.py"), "--prefiltered", "--jobs", str(jobs), *paths])
+    tools["floor"] = lambda: measure([py, str(HERE / "parse_all.py"), "--prefiltered", "--jobs", str(jobs), *paths],
+                                     env=env)
     tools["cold"] = lambda: measure([*jm, "check", "--no-cache", "-j", str(jobs), *paths], cwd=str(work), env=env)
     tools["warm"] = lambda: measure([*jm, "check", "-j", str(jobs), *paths], cwd=str(work), env=env)
     tools["fix"] = lambda: _fix(jm, jobs, paths, work, env)
@@ -154,8 +165,8 @@ def run(paths: List[str], repeat: int, jobs: int, work: Path) -> dict:
         for name, tool in tools.items():
             rounds[name].append(tool())
     medians = {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in rounds.items()}
-    return {"paths": paths, "files": len(sources), "lines": lines, "cores": os.cpu_count(), "jobs": jobs,
-            "repeat": repeat, "one_file": str(one), "ruff": bool(ruff), "medians": medians}
+    return {"jaxmigrate": here.label, "paths": paths, "files": len(sources), "lines": lines, "cores": os.cpu_count(),
+            "jobs": jobs, "repeat": repeat, "one_file": str(one), "ruff": bool(ruff), "medians": medians}
 
 
 def _fix(jm: List[str], jobs: int, paths: List[str], work: Path, env: dict) -> dict:
@@ -171,7 +182,8 @@ def _fix(jm: List[str], jobs: int, paths: List[str], work: Path, env: dict) -> d
 def report(result: dict) -> str:
     m = result["medians"]
     lines = [f"tree: {' '.join(result['paths'])}: {result['files']} files, {result['lines']:,} lines; "
-             f"{result['cores']} cores, -j {result['jobs']}; medians of {result['repeat']} rounds",
+             f"{result['cores']} cores, -j {result['jobs']}; medians of {result['repeat']} rounds"
+             + (f"; jaxmigrate at {result['jaxmigrate']}" if "jaxmigrate" in result else ""),
              "", f"{'':32} {'wall s':>8} {'cpu s':>8} {'RSS MB':>8} {'all MB':>8}"]
     names = {"ruff": "ruff check --select NPY201", "parse": "ast.parse, every file",
              "floor": "prefilter + ast.parse (floor)",
@@ -208,10 +220,120 @@ def report(result: dict) -> str:
     return "\n".join(lines)
 
 
+def tree_names(paths: List[str]) -> Dict[str, str]:
+    """A short name for each tree (its folder's name; a later same name gets its position)."""
+    names: Dict[str, str] = {}
+    for i, path in enumerate(paths):
+        name = Path(path).name or path
+        names[name if name not in names else f"{name}#{i + 1}"] = path
+    return names
+
+
+def run_against(tree_paths: Dict[str, str], versions: Dict[str, "against.Version"], repeat: int, jobs: int, work: Path,
+                timeout: Optional[float] = None) -> dict:
+    """``check --no-cache -j 1`` and ``fix --no-cache -j JOBS`` of each version (keys ``old``, ``new``) on
+    each tree, run alternately as ``against.schedule`` orders them, beside a bare ``ast.parse``."""
+    work.mkdir(parents=True, exist_ok=True)
+    env = {"JAXMIGRATE_CACHE_DIR": str(work / "cache")}
+    info = {}
+    for name, path in tree_paths.items():
+        sources = _sources([path])
+        info[name] = {"path": path, "files": len(sources), "lines": sum(p.read_bytes().count(b"\n") for p in sources)}
+
+    def one(tree: str, measure_: str, key: Optional[str]) -> Optional[Dict[str, float]]:
+        path = tree_paths[tree]
+        if key is None:
+            return measure([sys.executable, str(HERE / "parse_all.py"), "--jobs", str(jobs), path], cwd=str(work),
+                           timeout=timeout)
+        version = versions[key]
+        if measure_ == "check":
+            return measure(version.command("check", "--no-cache", "-j", "1", path), cwd=str(work),
+                           env=version.env(dict(os.environ, **env)), timeout=timeout)
+        copy = work / "fix-copy" / key
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(path, copy, symlinks=True)
+        return measure(version.command("fix", "--no-cache", "-j", str(jobs), str(copy)), cwd=str(work),
+                       env=version.env(dict(os.environ, **env)), timeout=timeout)
+
+    samples: Dict[against.Key, List[Optional[dict]]] = {}
+    for _, tree, measure_, key in against.schedule(list(tree_paths), ["parse", "check", "fix"], list(versions), repeat,
+                                                   shared=["parse"]):
+        samples.setdefault((tree, measure_, key), []).append(one(tree, measure_, key))
+    med = against.medians(samples)
+    rows = []
+    for name in tree_paths:
+        row = dict(info[name], name=name, parse=med[(name, "parse", None)])
+        for measure_ in ("check", "fix"):
+            row[measure_] = {key: med[(name, measure_, key)] for key in versions}
+        rows.append(row)
+    return {"versions": {k: {"label": v.label, "sha": v.sha} for k, v in versions.items()}, "repeat": repeat,
+            "jobs": jobs, "cores": os.cpu_count(), "timeout": timeout, "trees": rows}
+
+
+def _sum(cells: List[Optional[dict]]) -> Optional[dict]:
+    if any(c is None for c in cells):
+        return None
+    return {k: sum(c[k] for c in cells) for k in ("wall", "cpu")}  # type: ignore[index]
+
+
+def against_rows(result: dict) -> List[dict]:
+    """The trees' rows, then (for more than one tree) their total: the sums of the medians."""
+    rows = list(result["trees"])
+    if len(rows) > 1:
+        total = {"name": "total", "files": sum(r["files"] for r in rows), "lines": sum(r["lines"] for r in rows),
+                 "parse": _sum([r["parse"] for r in rows])}
+        for measure_ in ("check", "fix"):
+            total[measure_] = {k: _sum([r[measure_][k] for r in rows]) for k in result["versions"]}
+        rows.append(total)
+    return rows
+
+
+def against_ratios(result: dict) -> Dict[str, Optional[float]]:
+    """new / old of CPU time, per tree and measure ("jax041 check")."""
+    return {f"{row['name']} {m}": against.ratio(row[m]["new"], row[m]["old"])
+            for row in against_rows(result) for m in ("check", "fix")}
+
+
+def report_against(result: dict) -> str:
+    old, new = (result["versions"][k]["label"] for k in ("old", "new"))
+    timeout = result.get("timeout")
+
+    def cell(value: Optional[dict], width: int = 8) -> str:
+        return f"{value['cpu']:{width}.2f}" if value else f"{'> %g s' % timeout if timeout else '-':>{width}}"
+
+    def times(value: Optional[float]) -> str:
+        return f"{value:7.2f}x" if value is not None else f"{'-':>8}"
+
+    head = (f"{'':37}{'check --no-cache -j 1':^29}{'fix --no-cache -j %d' % result['jobs']:^29}"
+            f"{'fix / ast.parse':^19}")
+    cols = (f"{'tree':12} {'files':>6} {'lines':>9} {'parse':>7}" + f" {old:>9} {new:>9} {'new/old':>8}" * 2
+            + f" {old:>9} {new:>8}")
+    out = [f"CPU seconds (user + system, workers included), medians of {result['repeat']} rounds run alternately "
+           f"(old, new, old, new, ...): old = {old}, new = {new}; parse: ast.parse of every file, -j {result['jobs']}; "
+           f"{result['cores']} cores", "", head.rstrip(), cols]
+    goal = []
+    for row in against_rows(result):
+        cells = [f"{row['name']:12} {row['files']:6,} {row['lines']:9,} {cell(row['parse'], 7)}"]
+        for m in ("check", "fix"):
+            cells.append(f"{cell(row[m]['old'], 9)} {cell(row[m]['new'], 9)} "
+                         f"{times(against.ratio(row[m]['new'], row[m]['old']))}")
+        per_parse = [against.ratio(row["fix"][k], row["parse"]) for k in ("old", "new")]
+        cells.append(f"{times(per_parse[0]):>9} {times(per_parse[1])}")
+        out.append(" ".join(cells))
+        if row["name"] == "total" or len(result["trees"]) == 1:
+            for label, r in zip((old, new), per_parse):
+                if r is not None:
+                    goal.append(f"fix / ast.parse at {label}: {r:.2f}x cpu (goal <= {FIX_OVER_PARSE:g}x: "
+                                f"{'met' if r <= FIX_OVER_PARSE else 'NOT met'})")
+    return "\n".join(out + [""] + goal)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="jaxmigrate vs ruff and ast.parse, side by side")
     parser.add_argument("paths", nargs="*")
     parser.add_argument("--generate", type=int, metavar="LINES", help="measure a generated tree of this many lines")
+    parser.add_argument("--real", action="store_true",
+                        help="the real legacy trees of bench/trees.py (written from the git mirrors on first use)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -219,28 +341,58 @@ def main() -> None:
     parser.add_argument("--one-file", nargs="?", const="10000,50000,100000", metavar="LINES",
                         help="instead: check, fix and fix --unsafe-fixes of one generated legacy file at these "
                              "sizes (comma-separated, default 10000,50000,100000; bench/one_file.py)")
+    parser.add_argument("--against", metavar="REV",
+                        help="time this working tree's jaxmigrate beside the one of git revision REV of this "
+                             "repository, alternately (check -j 1 and fix per tree; with --one-file, its rows)")
+    parser.add_argument("--fail-over", type=float, metavar="RATIO",
+                        help="with --against: exit 1 if new / old CPU time of any row is above RATIO")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="with --against or --one-file: stop a command after this many seconds (shown as > T s)")
+    parser.add_argument("--cache-dir", type=Path, default=None,
+                        help="the bench's cache: built revisions and real trees (default $JAXMIGRATE_BENCH_CACHE "
+                             "or jaxmigrate-bench in the temp folder)")
+    trees.add_arguments(parser)
     args = parser.parse_args()
+    if args.fail_over is not None and not args.against:
+        parser.error("--fail-over needs --against")
+    cache = args.cache_dir or trees.default_cache()
     if args.one_file:
         import one_file
 
         argv = ["--lines", args.one_file, "--repeat", str(args.repeat)]
-        one_file.main(argv + (["--json", str(args.json)] if args.json else []))
+        argv += ["--json", str(args.json)] if args.json else []
+        argv += ["--timeout", str(args.timeout)] if args.timeout else []
+        argv += ["--against", args.against, "--cache-dir", str(cache)] if args.against else []
+        argv += ["--fail-over", str(args.fail_over)] if args.fail_over is not None else []
+        one_file.main(argv)
         return
-    if bool(args.paths) == bool(args.generate):
-        parser.error("give PATH(s) or --generate LINES")
+    if sum((bool(args.paths), bool(args.generate), args.real)) != 1:
+        parser.error("give PATH(s), --generate LINES or --real")
+    versions = {}
+    if args.against:
+        versions = {"old": against.build(args.against, cache), "new": against.current()}
+    real = trees.materialise_all(list(trees.TREES), cache / "trees", args) if args.real else []
     with tempfile.TemporaryDirectory(prefix="jaxmigrate-bench-") as tmp:
         work = Path(tmp)
-        paths = [str(Path(p).resolve()) for p in args.paths]
+        paths = [str(Path(p).resolve()) for p in [*args.paths, *real]]
+        named = tree_names(paths) if not args.real else dict(zip(trees.TREES, paths))
         if args.generate:
-            sys.path.insert(0, str(HERE))
             from generate import generate
 
             generate(work / "tree", args.generate, seed=args.seed)
             paths = [str(work / "tree")]
-        result = run(paths, args.repeat, args.jobs, work)
-    print(report(result))
+            named = {"generated": paths[0]}
+        if versions:
+            result = run_against(named, versions, args.repeat, args.jobs, work, args.timeout)
+        else:
+            result = run(paths, args.repeat, args.jobs, work)
+    print(report_against(result) if versions else report(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
+    if args.fail_over is not None:
+        failed = against.over(against_ratios(result), args.fail_over)
+        if failed:
+            raise SystemExit(f"new / old above {args.fail_over:g}x: {', '.join(failed)}")
 
 
 if __name__ == "__main__":
