@@ -176,7 +176,7 @@ def test_the_plan_fixes_nothing(tmp_path, monkeypatch):
     calls = []
     real = pipeline.transform
     monkeypatch.setattr("jaxmigrate.engine.pipeline.transform",
-                        lambda data, display, settings: calls.append((display, settings.fix)) or real(data, display, settings))
+                        lambda data, display, settings, *rest: calls.append((display, settings.fix)) or real(data, display, settings))
     _run(files, fix=True, write=False)
     assert sorted(calls) == [("main.py", False), ("main.py", True), ("model.py", False), ("model.py", True)]
 

@@ -188,18 +188,25 @@ class Outcome:
         return self.text != self.original
 
 
-def transform(data: bytes, display: str, settings: Settings) -> Outcome:
-    """Check (and with ``settings.fix``, fix) one file's bytes. Raises on unreadable input."""
+def transform(data: bytes, display: str, settings: Settings, active: Optional[List[Type[Rule]]] = None) -> Outcome:
+    """Check (and with ``settings.fix``, fix) one file's bytes. Raises on unreadable input.
+    ``active``: the rules the prefilter chose for these bytes, when the caller asked it (and found
+    the file is not to be skipped)."""
     from jaxmigrate.rules import BY_CODE
 
     collect = facts_by_key(settings.collect)
     codes = tuple(dict.fromkeys((*settings.rule_codes, *(c for fact in collect for c in fact.reads_codes))))
-    rules = active_rules(prefilter_input(data, display), [BY_CODE[c] for c in codes])
+    if active is None or collect:
+        rules = active_rules(prefilter_input(data, display), [BY_CODE[c] for c in codes])
+        if skips_file(data):
+            return Outcome([])
+    else:
+        rules = list(active)
     if settings.facts:  # a file whose meaning came from elsewhere: the rules that read it run
         keys = {key for key, _ in settings.facts}
         rules += [rule for rule in (BY_CODE[c] for c in settings.rule_codes)
                   if rule not in rules and any(fact.key in keys for fact in rule.project_facts)]
-    if not (rules or collect) or skips_file(data):
+    if not (rules or collect):
         return Outcome([])
     source = decode(data)
     if display.endswith(".ipynb"):
@@ -392,7 +399,7 @@ def _deep_retry(work, *args):
 
 
 def process(path: Path, display: str, settings: Settings, data: Optional[bytes] = None,
-            stdin: bool = False) -> FileResult:
+            stdin: bool = False, active: Optional[List[Type[Rule]]] = None) -> FileResult:
     """One file, read from ``path`` unless ``data`` is given; ``stdin``: the bytes are not the
     file's at ``path`` (only its name), which is never written or asked whether it may be."""
     result = FileResult(display)
@@ -400,7 +407,7 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
     try:
         if data is None:
             data = path.read_bytes()
-        outcome = _deep_retry(transform, data, display, settings.for_file(path))
+        outcome = _deep_retry(transform, data, display, settings.for_file(path), active)
         result.findings, result.fixes_applied = outcome.findings, outcome.fixes_applied
         result.parts, result.complete = outcome.parts, outcome.complete
         if outcome.changed:

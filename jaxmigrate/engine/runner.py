@@ -17,6 +17,7 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
@@ -50,7 +51,14 @@ def _settings_key(settings: Settings, file: SourceFile) -> bytes:
     return settings_digest(effective.rule_codes, effective.target, file.display.endswith(".ipynb"), effective.facts or None)
 
 
-def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optional["Key"], bool]:
+@lru_cache(maxsize=None)
+def _rules_of(codes: Tuple[str, ...]) -> list:
+    from jaxmigrate.rules import BY_CODE
+
+    return [BY_CODE[c] for c in codes]
+
+
+def _one(file: SourceFile, settings: Settings) -> Tuple[FileResult, Optional["Key"], bool]:
     """One file: read, prefilter, the cache, analysis (and fix). Returns the cache key too (with a
     cache), and whether ``check`` should store the result under it."""
     key = None
@@ -65,15 +73,17 @@ def _one(file: SourceFile, settings: Settings, rules) -> Tuple[FileResult, Optio
 
         key = Key(content_digest(data), _settings_key(settings, file), stat_of(st), read_ns)  # type: ignore[arg-type]  # st is set when the cache is
     store = not settings.fix and key is not None
+    effective = settings.for_file(file.path)
     # a file with values of the project facts, and a member whose parts are wanted, are analysed whatever its bytes say
-    must = bool(settings.collect) or bool(settings.project) and bool(settings.for_file(file.path).facts)
-    if not (must or active_rules(prefilter_input(data, file.display), rules)) or skips_file(data):
+    must = bool(settings.collect) or bool(effective.facts)
+    active = None if must else active_rules(prefilter_input(data, file.display), _rules_of(effective.rule_codes))
+    if not (must or active) or skips_file(data):
         return FileResult(file.display), key, store
     if key is not None and not settings.collect:
         hit = _cache.get(file.path, key.content, key.settings)  # type: ignore[union-attr]  # a key means a cache
         if hit is not None and (not settings.fix or not hit):  # fix: only skip what has nothing to fix
             return FileResult(file.display, findings=hit), key, store
-    result = process(file.path, file.display, settings, data)
+    result = process(file.path, file.display, settings, data, active=active)
     if not settings.fix:
         result.findings = _reported(result.findings)
     return result, key, store and not result.error and result.complete
@@ -94,17 +104,14 @@ def _reported(findings: List[Finding]) -> List[Finding]:
 
 
 def _chunk(args) -> List[Processed]:
-    from jaxmigrate.rules import BY_CODE
-
     indexed, settings = args
-    rules = [BY_CODE[c] for c in settings.rule_codes]
     _pause_gc()
     try:
         outcomes = []
         for i, file in indexed:
             if _stopping():
                 break
-            outcomes.append((i, *_one(file, settings, rules)))
+            outcomes.append((i, *_one(file, settings)))
         return outcomes
     finally:
         FileContext.forget()  # before a collection: the last files' trees need not be gone through
