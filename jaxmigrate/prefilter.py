@@ -175,32 +175,42 @@ def has_with_statement(data: bytes) -> bool:
 
 
 @lru_cache(maxsize=None)
-def _names() -> Tuple[Dict[bytes, Paths], FrozenSet[bytes], FrozenSet[bytes], ModuleAttributeSearch]:
-    """last part -> the module paths (as sets of words, `jax` left out) it was judged under, the
-    last parts as a set; the names right under `jax`, and the search for them."""
-    paths: Dict[bytes, Paths] = {}
-    top = []
-    for line in (DATA / "triggers.tsv").read_text().splitlines():
-        last, _, parents = line.partition("\t")
-        words = []
-        for parent in parents.split():
-            if parent == "jax":
-                top.append(last.encode())
-            else:
-                words.append(frozenset(p.encode() for p in parent.split(".")[1:]))
-        if words:
-            paths[last.encode()] = tuple(words)
-    return paths, frozenset(paths), frozenset(top), ModuleAttributeSearch("jax", sorted(top))
+def _names() -> Tuple[Dict[bytes, bytes], FrozenSet[bytes]]:
+    """last part -> the module paths it was judged under, as written (parsed when a file holds the
+    word: ``_paths``), and the last parts as a set."""
+    rows = dict(line.split(b"\t", 1) for line in (DATA / "triggers.tsv").read_bytes().splitlines())
+    return rows, frozenset(rows)
+
+
+@lru_cache(maxsize=None)
+def _paths(last: bytes) -> Tuple[Paths, bool]:
+    """The module paths of ``last`` (as sets of words, `jax` left out), and whether it is a name
+    right under `jax`."""
+    words, top = [], False
+    for parent in _names()[0][last].split():
+        if parent == b"jax":
+            top = True
+        else:
+            words.append(frozenset(parent.split(b".")[1:]))
+    return tuple(words), top
+
+
+@lru_cache(maxsize=None)
+def _top_search() -> ModuleAttributeSearch:
+    """The search for the names right under `jax` (compiled the first time a file holds one)."""
+    return ModuleAttributeSearch("jax", sorted(last for last in _names()[1] if _paths(last)[1]))
 
 
 def history_wants(data: bytes) -> bool:
     """Whether a file with these bytes can refer to a name some JAX release removed or deprecated."""
     if b"jax" not in data:
         return False  # every such name is reached through an import of `jax...`
-    paths, lasts, top_words, top = _names()
     words = set(data.translate(_WORDS).split())
-    for last in words & lasts:  # a set with a set: walks the smaller (a dict would be walked whole)
-        for parts in paths[last]:
+    top = False
+    for last in words & _names()[1]:  # a set with a set: walks the smaller (a dict would be walked whole)
+        paths, under_jax = _paths(last)
+        for parts in paths:
             if parts <= words:
                 return True
-    return not words.isdisjoint(top_words) and top(data)  # the search only where a word is there
+        top = top or under_jax
+    return top and _top_search()(data)  # the search only where a word is there

@@ -6,6 +6,7 @@ rule asks for its name), so a check that needs no history pays nothing for it.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -38,26 +39,34 @@ class Entry:
 
 
 class History:
-    """The rows of one table (public or private names), parsed on demand."""
+    """The rows of one table (public or private names), sorted by name, each parsed on demand: a
+    name is found by bisection in the table's lines (no dict of every row is built at start-up)."""
 
-    def __init__(self, versions: List[str], rows: Dict[str, str]) -> None:
+    def __init__(self, versions: List[str], lines: List[str]) -> None:
         self.versions = versions
         self._keys = [parse_version(v) for v in versions]
-        self._rows = rows
+        self._lines = lines  # "qualname\tspans\tkind\tdeprecated\treplacement", in name order
         self._entries: Dict[str, Optional[Entry]] = {}
 
     @classmethod
     def load(cls, path: Path) -> "History":
         lines = path.read_text().splitlines()
-        rows = dict(line.split("\t", 1) for line in lines[1:])
-        return cls(lines[0].split("\t"), rows)
+        return cls(lines[0].split("\t"), lines[1:])
 
     def names(self) -> List[str]:
-        return list(self._rows)
+        return [line.partition("\t")[0] for line in self._lines]
+
+    def _row(self, qualname: str) -> Optional[str]:
+        # a tab sorts before every character of a name, so a name's line sorts as the name does
+        key = qualname + "\t"
+        i = bisect.bisect_left(self._lines, key)
+        if i < len(self._lines) and self._lines[i].startswith(key):
+            return self._lines[i][len(key):]
+        return None
 
     def entry(self, qualname: str) -> Optional[Entry]:
         if qualname not in self._entries:
-            row = self._rows.get(qualname)
+            row = self._row(qualname)
             if row is None:
                 self._entries[qualname] = None
             else:
