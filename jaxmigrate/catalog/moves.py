@@ -1,8 +1,9 @@
 """The hand table of moved and renamed JAX names, with the rule that owns each (JM201, JM601).
 
 The one renamer (``patterns/renames.py``) rewrites their imports and uses, as it does the API
-history's renames. Versions are JAX releases: ``since`` is the first with the new name, ``until``
-the first without it (None: still there), ``removed_in`` when the old name stopped working.
+history's renames; ``catalog/owners.py`` builds from it which rule owns each name. Versions are
+JAX releases: ``since`` is the first with the new name, ``until`` the first without it (None:
+still there), ``removed_in`` when the old name stopped working.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ JAX's API history (``catalog/api_history.py``, whose pure renames and the hand d
 ``catalog/renames.py`` JM801-JM803 fix through ``rename_fix``). Each rule decides which of its
 names move and says so in its messages; this module alone writes the text that moves them: every
 import statement a rename rewrites is rendered here (``rewrite_from_import``,
-``rewrite_module_path``, ``rewrite_module_import``), and every use (``rewrite_use``).
+``rewrite_module_path``, ``rewrite_module_import``), and every use (``rewrite_use``). Which rule
+owns a name is decided once, in ``catalog/owners.py``.
 
 A ``from`` import of moved names imports them from their new modules, a comment on a moved
 name's line going with it, and keeps the names it does not move. The local name stays

@@ -52,7 +52,6 @@ class PjitToJit(Rule):
     """
 
     code = "JM701"
-    owns = ("jax.experimental.pjit.pjit",)
     name = "pjit-to-jit"
     summary = "`jax.experimental.pjit.pjit` → `jax.jit` (keyword-only options, legacy `None` → `P()`)"
     fix_safety = "unsafe"
