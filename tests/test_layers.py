@@ -195,3 +195,60 @@ def test_the_floor_check_would_see_an_upward_import(tmp_path):
     assert _floor("jaxmigrate.engine.pipeline") > _floor("jaxmigrate.rules.base") > _floor("jaxmigrate.analysis.context")
     assert _defines_a_rule(MODULES["jaxmigrate.rules.tree_aliases"]) and not _defines_a_rule(MODULES["jaxmigrate.rules.base"])
     assert not _defines_a_rule(MODULES["jaxmigrate.rules.moved_name_base"])
+
+
+# One rename machine (issue 25): the text of the import statements that move names -----------
+#: the one renamer: the only module besides the shared import service that writes import statements
+RENAMER = "jaxmigrate.patterns.renames"
+#: the import service every rule's fix goes through (new imports, dropped names) and its renderers
+IMPORT_SERVICE = {"jaxmigrate.analysis.import_text", "jaxmigrate.analysis.imports", "jaxmigrate.analysis.import_layout"}
+#: import_text's renderers of import statements
+_RENDERERS = {"render_import_from", "render_without_names", "alias_comments"}
+
+
+def _writes_import_text(tree: ast.AST) -> List[int]:
+    """The lines where source builds the text of an import statement: a call of import_text's
+    renderers, or a string that starts one and is completed by code (``f"from {m} import {n}"``,
+    ``"import " + names``, ``f"{new} as {alias.asname}"`` in an ``import`` alias)."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name in _RENDERERS:
+                lines.append(node.lineno)
+        elif isinstance(node, ast.JoinedStr) and len(node.values) > 1:
+            first = node.values[0]
+            if isinstance(first, ast.Constant) and str(first.value) in ("from ", "import ", " as "):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.left, ast.Constant):
+            if str(node.left.value) in ("from ", "import "):
+                lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_only_the_renamer_writes_the_import_statements_of_moved_names():
+    """Outside the shared import service, the one renamer alone writes import statements: the
+    moved-name rule (JM201, JM601) and the API-history rules (JM801-JM803) both get theirs from
+    it. Before issue 25, ``rules/moved_name_base.py`` rendered its own (``render_import_from``,
+    ``f"from {new_module} import {names}"``, ``f" as {alias.asname}"``)."""
+    writers = {}
+    for module, path in MODULES.items():
+        lines = _writes_import_text(ast.parse(path.read_text()))
+        if lines and module not in IMPORT_SERVICE:
+            writers[module] = lines
+    assert list(writers) == [RENAMER], f"modules that write import statements besides the renamer: {writers}"
+    users = {m for m, p in MODULES.items() for name, _, _ in _imports(p) if _existing(name) == RENAMER}
+    assert {"jaxmigrate.rules.moved_name_base", "jaxmigrate.patterns.history_findings"} <= users
+
+
+def test_the_import_text_check_sees_each_form():
+    """The check above would see the forms the moved-name rule used before the renamer."""
+    sample = ast.parse(
+        "edit = ctx.replace(node, f'from {new_module} import {names}')\n"
+        "lines = [render_import_from(mod, items, True, prefix, nl)]\n"
+        "text = new + (f' as {alias.asname}' if alias.asname else '')\n"
+        "other = 'import ' + ', '.join(names)\n"
+        "message = f'`{module}` moved to `{new}`'\n"
+    )
+    assert _writes_import_text(sample) == [1, 2, 3, 4]

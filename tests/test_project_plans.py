@@ -175,8 +175,12 @@ def test_the_plan_fixes_nothing(tmp_path, monkeypatch):
     monkeypatch.undo()
     calls = []
     real = pipeline.transform
-    monkeypatch.setattr("jaxmigrate.engine.pipeline.transform",
-                        lambda data, display, settings, *rest: calls.append((display, settings.fix)) or real(data, display, settings))
+
+    def counted(data, display, settings, *rest):
+        calls.append((display, settings.fix))
+        return real(data, display, settings)
+
+    monkeypatch.setattr("jaxmigrate.engine.pipeline.transform", counted)
     _run(files, fix=True, write=False)
     assert sorted(calls) == [("main.py", False), ("main.py", True), ("model.py", False), ("model.py", True)]
 

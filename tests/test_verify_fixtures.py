@@ -128,6 +128,7 @@ EXPLAINED = {
 NOTHING_OBSERVABLE = {
     "JM101/partitioner_trap", "JM101/shadowed_param_trap", "JM101/user_wrapper_trap", "JM102/easylm_wrapper_trap",
     "JM102/keyword_x", "JM201/function_local_import", "JM201/gda_serialization", "JM201/mesh_attribute_trap",
+    "JM201/owned_name_attributes",
     "JM301/only_statement_in_block", "JM401/hasattr_complex", "JM401/unknown_receiver", "JM602/reported_forms",
 }
 

@@ -1,7 +1,9 @@
-"""The table of moved and renamed JAX names: data read by the generic rewriter in ``rules/moved_name_base.py``.
+"""The hand table of moved and renamed JAX names, with the rule that owns each (JM201, JM601).
 
-Versions are JAX releases: ``since`` is the first with the new name, ``until`` the first without
-it (None: still there), ``removed_in`` when the old name stopped working.
+The one renamer (``patterns/renames.py``) rewrites their imports and uses, as it does the API
+history's renames; ``catalog/owners.py`` builds from it which rule owns each name. Versions are
+JAX releases: ``since`` is the first with the new name, ``until`` the first without it (None:
+still there), ``removed_in`` when the old name stopped working.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ class Move:
     module: bool = False  # a module path: uses keep their root and change the path
     until: Optional[str] = None
     note: str = ""
-    family: str = "sharding"  # which rule owns the entry: "sharding" (JM201) or "tree" (JM601)
+    rule: str = "JM201"  # the rule that owns the entry: JM201 (sharding names) or JM601 (the tree aliases)
     # a better spelling for dotted uses (``jax.tree_map(...)``) from version ``prefer_since`` on;
     # imports keep ``new`` (``from jax.tree import map`` would shadow the builtin)
     prefer: Optional[str] = None
@@ -61,7 +63,7 @@ MOVES: Tuple[Move, ...] = (
 
 # jax.tree_* aliases: deprecated 0.4.26, removed 0.6.0; jax.tree_util.* exists in every version
 MOVES += tuple(
-    Move(f"jax.{old}", f"jax.tree_util.{old}", "0.1.0", "0.6.0", family="tree",
+    Move(f"jax.{old}", f"jax.tree_util.{old}", "0.1.0", "0.6.0", rule="JM601",
          prefer=f"jax.tree.{new}" if new else None, prefer_since="0.4.25" if new else None)
     for old, new in (("tree_map", "map"), ("tree_flatten", "flatten"), ("tree_leaves", "leaves"),
                      ("tree_structure", "structure"), ("tree_unflatten", "unflatten"),
@@ -82,8 +84,6 @@ REMOVED_MODULES = ("jax.experimental.maps",)
 # more (e.g. after a fold dropped the branch that read it) is dropped by JM201, as the import
 # fails on that release and later.
 REMOVED_NAMES: Dict[str, str] = {"jax.experimental.pjit.FROM_GDA": "0.4.11"}
-
-
 
 
 def applies(move: Move, target: Optional[Tuple[int, ...]]) -> bool:

@@ -1,11 +1,16 @@
-"""What the API-history rules report: each reference with its message and fix, as plain data."""
+"""What the API-history rules report: each reference with its message and fix, as plain data.
+
+A name a hand-written rule owns (``catalog/owners.py``: the moved names, `pjit`, ...) is that
+rule's: it is not reported here, at its import or its uses."""
 
 from __future__ import annotations
 
 from typing import Callable, Iterator, List, Optional, Tuple, cast
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.names import canonical
 from jaxmigrate.catalog.api_history import Status, exists, is_private
+from jaxmigrate.catalog.owners import owner
 from jaxmigrate.catalog.renames import CALLS, DROP_INS
 from jaxmigrate.core.findings import Fix, FixSafety
 from jaxmigrate.patterns.api_references import Reference, references
@@ -20,7 +25,7 @@ def history_findings(ctx: FileContext, wanted: Callable[[Reference], bool]) -> I
     fixed_imports = set()
     out: List[Found] = []
     for ref in references(ctx):
-        if not wanted(ref):
+        if not wanted(ref) or _owned(ref):
             continue
         advice, fix = _replacement(ctx, ref)
         if ref.is_import and fix is not None:
@@ -29,6 +34,13 @@ def history_findings(ctx: FileContext, wanted: Callable[[Reference], bool]) -> I
     for ref, text, fix in out:
         if ref.via_import is None or id(ref.via_import) not in fixed_imports:
             yield ref, text, fix
+
+
+def _owned(ref: Reference) -> bool:
+    """Whether a hand-written rule owns the name: as spelled, as the hand rules resolve it
+    (``jax._src.pjit.with_sharding_constraint`` is JM201's), or the name reported."""
+    return (owner(ref.spelled) is not None or owner(canonical(ref.spelled)) is not None
+            or owner(ref.status.qualname) is not None)
 
 
 def _message(ctx: FileContext, ref: Reference, advice: Optional[str]) -> str:

@@ -1,54 +1,163 @@
-"""Fixes for references to renamed JAX names: the new name at each use, or in the import.
+"""The one renamer: the imports and uses of a JAX name that moved, rewritten to its new name.
 
-A use spelled through the old name's module (``jnp.product``) keeps that module (``jnp.prod``);
-another use gets the new name through what the file already imports, else a new import. A bare
-name bound by ``from m import old`` is fixed in its import, keeping the local name
-(``from m import new as old``), so its uses stay as they are.
+Two tables feed it: the hand table of moved names (``catalog/moves.py``, for JM201 and JM601) and
+JAX's API history (``catalog/api_history.py``, whose pure renames and the hand drop-ins of
+``catalog/renames.py`` JM801-JM803 fix through ``rename_fix``). Each rule decides which of its
+names move and says so in its messages; this module alone writes the text that moves them: every
+import statement a rename rewrites is rendered here (``rewrite_from_import``,
+``rewrite_module_path``, ``rewrite_module_import``), and every use (``rewrite_use``). Which rule
+owns a name is decided once, in ``catalog/owners.py``.
+
+A ``from`` import of moved names imports them from their new modules, a comment on a moved
+name's line going with it, and keeps the names it does not move. The local name stays
+(``from m import new as old``) unless the rule renames its uses (JM201: ``from jax.sharding
+import Mesh`` for ``maps.mesh``, each use renamed). A use spelled through the old name's module
+keeps that module when the rule asks for it (``jnp.product`` -> ``jnp.prod``); another gets the
+new name through what the file already imports, else a new import.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.import_text import render_import_from, render_without_names
+from jaxmigrate.analysis.import_text import alias_comments, render_import_from, render_without_names
 from jaxmigrate.analysis.imports import importer
-from jaxmigrate.analysis.statements import newline, replace_statement, statement_prefix
-from jaxmigrate.core.findings import Fix, FixSafety, ImportRef
+from jaxmigrate.analysis.names import canonical
+from jaxmigrate.analysis.statements import (
+    delete_statement,
+    newline,
+    replace_statement,
+    statement_prefix,
+    trailing_text,
+)
+from jaxmigrate.core.findings import Edit, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.api_references import Reference
 
 
+def _last(qualname: str) -> str:
+    return qualname.rpartition(".")[2]
+
+
+# imports -----------------------------------------------------------------------------------
+def rewrite_from_import(ctx: FileContext, node: ast.ImportFrom, moved: Sequence[Tuple[ast.alias, str]],
+                        dropped: Sequence[ast.alias] = (), rename_uses: bool = False) -> List[Edit]:
+    """The edits that move the aliases of ``moved`` (each with its new qualified name) of a
+    ``from`` import to their new modules and drop the aliases ``dropped``.
+
+    Without ``rename_uses`` (the history's renames) a name keeps its local name, and one that
+    stays in its module is renamed in place. With it (the hand table's moves), a name that
+    changes and is not bound elsewhere is imported under its new name and its uses are renamed;
+    the moved names always get statements of their own (the engine joins one to the block's
+    other import of its module, in order)."""
+    assert node.module is not None
+    edits: List[Edit] = []
+    groups: Dict[str, List[Tuple[str, Optional[str]]]] = {}
+    texts: List[Tuple[ast.alias, str]] = []
+    comments = alias_comments(ctx.text(node), {(a.name, a.asname) for a, _ in moved})
+    for alias, new in moved:
+        text, renames = _alias_text(ctx, node, alias, new, rename_uses)
+        groups.setdefault(new.rpartition(".")[0], []).append((text, comments.get((alias.name, alias.asname))))
+        texts.append((alias, text))
+        edits.extend(renames)
+    if not rename_uses and not dropped and list(groups) == [node.module]:
+        return [ctx.replace(alias, text) for alias, text in texts]  # the same module: in place
+    gone = {id(a) for a, _ in moved} | {id(a) for a in dropped}
+    kept = [a for a in node.names if id(a) not in gone]
+    if not kept and len(groups) == 1 and not edits and all(a.name == _last(new) for a, new in moved):
+        module_edit = _module_span_edit(ctx, node, node.module, next(iter(groups)))
+        if module_edit is not None:
+            return [module_edit]
+    # a moved name's comment goes with it, at the end of its line unless code follows there
+    prefix = statement_prefix(ctx, node)
+    own_lines = prefix.strip() == ""
+    last_free = own_lines and (bool(kept) or not trailing_text(ctx, node))
+    new_lines = [render_import_from(mod, items, own_lines and (i < len(groups) - 1 or last_free), prefix, newline(ctx))
+                 for i, (mod, items) in enumerate(groups.items())]
+    if kept:
+        new_lines.append(render_without_names(ctx.text(node), {(a.name, a.asname) for a in node.names if id(a) in gone}))
+    edits.append(replace_statement(ctx, node, new_lines) if new_lines else delete_statement(ctx, node))
+    return edits
+
+
+def _alias_text(ctx: FileContext, node: ast.ImportFrom, alias: ast.alias, new: str,
+                rename_uses: bool) -> Tuple[str, List[Edit]]:
+    """The alias text in the new import, and the edits renaming its uses if the name changes."""
+    new_name = _last(new)
+    if alias.asname:
+        return (new_name if alias.asname == new_name else f"{new_name} as {alias.asname}"), []
+    if alias.name == new_name:
+        return new_name, []
+    if not rename_uses or ctx.resolver.bound_in_any_scope(new_name):
+        return f"{new_name} as {alias.name}", []
+    old_qual = canonical(f"{node.module}.{alias.name}")
+    return new_name, [ctx.replace(n, new_name) for n in ctx.loads_of(alias.name, old_qual)]
+
+
+def rewrite_module_path(ctx: FileContext, node: ast.ImportFrom, new_module: str) -> Edit:
+    """The edit that imports from ``new_module`` instead (a moved module: the names stay)."""
+    assert node.module is not None
+    edit = _module_span_edit(ctx, node, node.module, new_module)
+    if edit is None:  # an unusual layout (a backslash after `from`): rebuild the statement
+        names = ", ".join(ctx.text(a) for a in node.names)
+        edit = ctx.replace(node, f"from {new_module} import {names}")
+    return edit
+
+
+def rewrite_module_import(ctx: FileContext, alias: ast.alias, new_module: str) -> Edit:
+    """The edit that makes ``import old as x`` (an alias of an ``import``) ``import new as x``."""
+    return ctx.replace(alias, new_module + (f" as {alias.asname}" if alias.asname else ""))
+
+
+def _module_span_edit(ctx: FileContext, node: ast.ImportFrom, old: str, new: str) -> Optional[Edit]:
+    text = ctx.text(node)
+    pattern = re.compile(r"from\s+(" + r"\s*\.\s*".join(map(re.escape, old.split("."))) + r")\b")
+    match = pattern.match(text)
+    if match is None:
+        return None
+    start = ctx.span(node)[0]
+    return Edit(start + match.start(1), start + match.end(1), new)
+
+
+# uses --------------------------------------------------------------------------------------
+def rewrite_use(ctx: FileContext, node: ast.expr, old: str, new: str, safety: FixSafety, *,
+                keep_module: bool = False, module: bool = False) -> Fix:
+    """The fix that names ``new`` instead of ``old`` at the use ``node`` (a name or attribute
+    chain). ``keep_module``: a chain through ``old``'s module keeps it when ``new`` is in the
+    same module (``jnp.product`` -> ``jnp.prod``); ``module``: ``old`` is a module path, and a
+    chain whose root names a package of ``new`` keeps its root."""
+    new_module, _, new_name = new.rpartition(".")
+    if keep_module and isinstance(node, ast.Attribute) and old.rpartition(".")[0] == new_module:
+        return Fix(safety, edits=(ctx.replace(node, f"{ctx.text(node.value)}.{new_name}"),))
+    root: ast.expr = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    root_qual = (ctx.qualname(root) or "") if module else ""
+    imports: Tuple[ImportRef, ...] = ()
+    if module and (new + ".").startswith(root_qual + "."):
+        text = ctx.text(root) + new[len(root_qual):]
+    else:
+        text, imports = importer(ctx).reference(new, at=node)
+    return Fix(safety, edits=(ctx.replace(node, text),), add_imports=imports,
+               drop_unused_imports=importer(ctx).root_import(root))
+
+
+# the API history's renames -------------------------------------------------------------------
 def rename_fix(ctx: FileContext, ref: Reference, new: str, safety: FixSafety) -> Optional[Fix]:
+    """The fix of a reference the API history (or the hand drop-ins) renames to ``new``."""
     if ref.status.qualname != ref.spelled:
         return None  # an attribute of a removed name: no rename of the whole chain is known
     if ref.is_import:
-        return _import_fix(ctx, ref, new, safety)
+        statement, alias = ref.statement, ref.node
+        if not isinstance(statement, ast.ImportFrom) or not isinstance(alias, ast.alias):
+            return None  # `import jax.x.y`: a module path, no rename known
+        return Fix(safety, edits=tuple(rewrite_from_import(ctx, statement, [(alias, new)])))
     if ref.via_import is not None:
         return None  # fixed in its import
-    node = ref.node
-    old_module, _, _ = ref.spelled.rpartition(".")
-    new_module, _, new_name = new.rpartition(".")
-    if isinstance(node, ast.Attribute) and old_module == new_module:
-        return Fix(safety, edits=(ctx.replace(node, f"{ctx.text(node.value)}.{new_name}"),))
-    text, imports = importer(ctx).reference(new, at=node)
-    return Fix(safety, edits=(ctx.replace(node, text),), add_imports=imports, drop_unused_imports=importer(ctx).root_import(node))
-
-
-def _import_fix(ctx: FileContext, ref: Reference, new: str, safety: FixSafety) -> Optional[Fix]:
-    statement, alias = ref.statement, ref.node
-    if not isinstance(statement, ast.ImportFrom) or not isinstance(alias, ast.alias):
-        return None  # `import jax.x.y`: a module path, no rename known
-    new_module, _, new_name = new.rpartition(".")
-    local = alias.asname or alias.name
-    text = new_name if new_name == local else f"{new_name} as {local}"
-    if new_module == statement.module:
-        return Fix(safety, edits=(ctx.replace(alias, text),))
-    lines: List[str] = [render_import_from(new_module, [(text, None)], True, statement_prefix(ctx, statement), newline(ctx))]
-    others = [a for a in statement.names if a is not alias]
-    if others:
-        lines.append(render_without_names(ctx.text(statement), {(alias.name, alias.asname)}))
-    return Fix(safety, edits=(replace_statement(ctx, statement, lines),))
+    assert isinstance(ref.node, ast.expr)  # a use: a name, an attribute chain, an option's string
+    return rewrite_use(ctx, ref.node, ref.spelled, new, safety, keep_module=True)
 
 
 def in_type_test(ctx: FileContext, node: ast.AST) -> bool:

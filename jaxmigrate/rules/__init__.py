@@ -50,8 +50,6 @@ ALL_RULES: Sequence[Type[Rule]] = (  # in code order
     RemovedPrivateJaxName,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
-#: the names the hand-written rules migrate (``Rule.owns``)
-OWNED = frozenset(name for r in ALL_RULES for name in r.owns)
 #: the prefilter's anchors for every rule's trigger words (``prefilter.Presence``)
 ANCHORS = anchors_of(word for r in ALL_RULES for group in (r.triggers, *r.requires) for word in group)
 

@@ -84,11 +84,10 @@ class Rule:
     replacement_since: ClassVar[Optional[str]] = None
     examples: ClassVar[Tuple[Example, ...]] = ()
     #: a finding of this rule is dropped where another rule's finding spans it: the API-history
-    #: rules see every reference, the hand-written rules know the names they migrate better
+    #: rules see every reference, also one inside a hand-written rule's rewrite of a pattern (the
+    #: arguments of a pjit call JM701 rewrites, the `with` statement of JM702). Names a
+    #: hand-written rule owns are not theirs at all (``catalog/owners.py``)
     defers: ClassVar[bool] = False
-    #: qualified names this rule migrates wherever they are used: the API-history rules leave
-    #: their deprecation to it (JM802 does not report `pjit` beside JM701)
-    owns: ClassVar[Tuple[str, ...]] = ()
     #: run on every file some other rule wants (the file is parsed anyway, and this rule's check is
     #: cheap there); its own prefilter decides only for the files no other rule wants
     rides_along: ClassVar[bool] = False

@@ -58,6 +58,4 @@ class DeprecatedJaxName(HistoryRule):
     )
 
     def selects(self, ref: Reference) -> bool:
-        from jaxmigrate.rules import OWNED  # the registry (imported late: it imports this module)
-
-        return ref.status.state == "deprecated" and not ref.status.private and ref.status.qualname not in OWNED
+        return ref.status.state == "deprecated" and not ref.status.private

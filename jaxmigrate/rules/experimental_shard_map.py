@@ -35,7 +35,6 @@ class ExperimentalShardMap(Rule):
     """
 
     code = "JM602"
-    owns = ("jax.experimental.shard_map.shard_map",)
     name = "experimental-shard-map"
     summary = "`jax.experimental.shard_map.shard_map` → `jax.shard_map` (keywords, `check_vma`, `axis_names`)"
     fix_safety = "unsafe"

@@ -1,23 +1,15 @@
-"""The moved-name rewriter that JM201 (sharding names) and JM601 (the `jax.tree_*` aliases) share:
-one generic rewriter over the ``catalog.moves`` table, for one ``family`` of moves."""
+"""The moved-name rule that JM201 (sharding names) and JM601 (the `jax.tree_*` aliases) share: one
+rule over the ``catalog.moves`` table, for the moves that name it as their owner. It decides what
+moves and reports it; the text of every rewrite comes from the one renamer, ``patterns/renames.py``."""
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import ClassVar, Dict, Iterator, List, Optional, Tuple
+from typing import ClassVar, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.import_text import alias_comments, render_import_from, render_without_names
-from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.names import canonical
-from jaxmigrate.analysis.statements import (
-    delete_statement,
-    newline,
-    replace_statement,
-    statement_prefix,
-    trailing_text,
-)
 from jaxmigrate.catalog.moves import (
     BY_OLD,
     MODULE_IMPORTS,
@@ -29,7 +21,8 @@ from jaxmigrate.catalog.moves import (
     best_for_uses,
     premature,
 )
-from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
+from jaxmigrate.core.findings import Finding, Fix
+from jaxmigrate.patterns.renames import rewrite_from_import, rewrite_module_import, rewrite_module_path, rewrite_use
 from jaxmigrate.prefilter import GAP, ModuleAttributeSearch, gap_start, raw
 from jaxmigrate.rules.base import Rule
 
@@ -80,24 +73,20 @@ def config_module_use(data: bytes) -> bool:
     return False
 
 
-def _last(qualname: str) -> str:
-    return qualname.rpartition(".")[2]
-
-
-
 class MovedNameRule(Rule):
-    """The rewriter; a subclass names its ``family`` of moves and is the rule."""
+    """The rule over the moves whose ``rule`` is the subclass's code."""
 
-    family: ClassVar[str]
+    #: also the table's moved modules, `import jax.config`, and the unused imports of the removed
+    #: modules and names (JM201)
+    removals: ClassVar[bool] = False
 
     @classmethod
     def wants(cls, data) -> bool:
-        return super().wants(data) or (cls.family == "sharding" and b"config" in data
-                                       and config_module_use(raw(data)))
+        return super().wants(data) or (cls.removals and b"config" in data and config_module_use(raw(data)))
 
     def _move(self, qualname: Optional[str]) -> Optional[Move]:
         move = BY_OLD.get(qualname or "")
-        return move if move is not None and move.family == self.family else None
+        return move if move is not None and move.rule == self.code else None
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for node in ctx.nodes(ast.ImportFrom):
@@ -107,7 +96,7 @@ class MovedNameRule(Rule):
             if finding:
                 yield finding
         yield from self._uses_without_replacement(ctx)
-        if self.family == "sharding":
+        if self.removals:
             for imp in ctx.nodes(ast.Import):
                 yield from self._import(ctx, imp)
         for attr, _ in ctx.qualified(ast.Attribute):
@@ -120,14 +109,11 @@ class MovedNameRule(Rule):
         """The fix for one ``from`` import; names whose replacement the target lacks go to ``blocked``."""
         if node.level or not node.module:
             return None
-        module_move = _module_move(node.module, ctx.target) if self.family == "sharding" else None
+        module_move = _module_move(node.module, ctx.target) if self.removals else None
         if module_move is not None:
             new_module = module_move.new + node.module[len(module_move.old):]
-            edit = _module_span_edit(ctx, node, node.module, new_module)
-            if edit is None:  # an unusual layout (a backslash after `from`): rebuild the statement
-                names = ", ".join(ctx.text(a) for a in node.names)
-                edit = ctx.replace(node, f"from {new_module} import {names}")
-            return self.finding(ctx, node, f"`{node.module}` moved to `{new_module}`", Fix("safe", edits=(edit,)))
+            return self.finding(ctx, node, f"`{node.module}` moved to `{new_module}`",
+                                Fix("safe", edits=(rewrite_module_path(ctx, node, new_module),)))
         moved: List[Tuple[ast.alias, Move]] = []
         for alias in node.names:
             move = self._move(f"{node.module}.{alias.name}") or self._move(canonical(f"{node.module}.{alias.name}"))
@@ -137,36 +123,13 @@ class MovedNameRule(Rule):
                 note = f": {move.note}" if move.note else ""
                 blocked.append(self.finding(ctx, alias, f"`{move.old}` no longer exists in JAX and `{move.new}` does not "
                                             f"exist in the target JAX either{note}"))
-        removed = self._unused_removed_aliases(ctx, node) if self.family == "sharding" else []
+        removed = self._unused_removed_aliases(ctx, node) if self.removals else []
         if not moved and not removed:
             return None
-        edits: List[Edit] = []
-        groups: Dict[str, List[Tuple[str, Optional[str]]]] = {}
-        comments = alias_comments(ctx.text(node), {(a.name, a.asname) for a, _ in moved})
-        for alias, move in moved:
-            text, renames = self._moved_alias(ctx, node, alias, move)
-            groups.setdefault(move.new.rpartition(".")[0], []).append((text, comments.get((alias.name, alias.asname))))
-            edits.extend(renames)
-        gone = {id(a) for a, _ in moved} | {id(a) for a in removed}
-        kept = [a for a in node.names if id(a) not in gone]
-        simple = not kept and len(groups) == 1 and not edits and all(
-            a.name == _last(m.new) for a, m in moved
-        )
-        if simple:
-            module_edit = _module_span_edit(ctx, node, node.module, next(iter(groups)))
-            if module_edit is not None:
-                edits.append(module_edit)
-                return self._import_finding(ctx, node, moved, removed, edits)
-        # a moved name's comment goes with it, at the end of its line unless code follows there
-        prefix = statement_prefix(ctx, node)
-        own_lines = prefix.strip() == ""
-        last_free = own_lines and (bool(kept) or not trailing_text(ctx, node))
-        new_lines = [render_import_from(mod, items, own_lines and (i < len(groups) - 1 or last_free), prefix, newline(ctx))
-                     for i, (mod, items) in enumerate(groups.items())]
-        if kept:
-            new_lines.append(render_without_names(ctx.text(node), {(a.name, a.asname) for a in node.names if id(a) in gone}))
-        edits.append(replace_statement(ctx, node, new_lines) if new_lines else delete_statement(ctx, node))
-        return self._import_finding(ctx, node, moved, removed, edits)
+        edits = rewrite_from_import(ctx, node, [(a, m.new) for a, m in moved], removed, rename_uses=True)
+        parts = [f"`{node.module}.{a.name}` moved to `{m.new}`" for a, m in moved]
+        parts += [f"`{node.module}.{a.name}` no longer exists and is unused" for a in removed]
+        return self.finding(ctx, node, "; ".join(parts), Fix("safe", edits=tuple(edits)))
 
     def _uses_without_replacement(self, ctx: FileContext) -> Iterator[Finding]:
         """Each use of an imported name whose replacement the target lacks (the import is reported too)."""
@@ -178,24 +141,6 @@ class MovedNameRule(Rule):
                 note = f": {move.note}" if move.note else ""
                 yield self.finding(ctx, name, f"`{name.id}` (`{move.old}`) no longer exists in JAX and `{move.new}` does "
                                    f"not exist in the target JAX either{note}")
-
-    def _import_finding(self, ctx, node, moved, removed, edits) -> Finding:
-        parts = [f"`{node.module}.{a.name}` moved to `{m.new}`" for a, m in moved]
-        parts += [f"`{node.module}.{a.name}` no longer exists and is unused" for a in removed]
-        return self.finding(ctx, node, "; ".join(parts), Fix("safe", edits=tuple(edits)))
-
-    def _moved_alias(self, ctx: FileContext, node: ast.ImportFrom, alias: ast.alias, move: Move) -> Tuple[str, List[Edit]]:
-        """The alias text in the new import, and the edits renaming its uses if the name changes."""
-        new_name = _last(move.new)
-        if alias.asname:
-            return (new_name if alias.asname == new_name else f"{new_name} as {alias.asname}"), []
-        if alias.name == new_name:
-            return new_name, []
-        if ctx.resolver.bound_in_any_scope(new_name):
-            return f"{new_name} as {alias.name}", []
-        old_qual = canonical(f"{node.module}.{alias.name}")
-        renames = [ctx.replace(n, new_name) for n in ctx.loads_of(alias.name, old_qual)]
-        return new_name, renames
 
     def _unused_removed_aliases(self, ctx: FileContext, node: ast.ImportFrom) -> List[ast.alias]:
         """The aliases of removed modules, and of removed names (in the target), that nothing reads."""
@@ -215,11 +160,9 @@ class MovedNameRule(Rule):
             move = _module_move(alias.name, ctx.target)
             if move is not None:
                 new = move.new + alias.name[len(move.old):]
-                yield self.finding(
-                    ctx, alias, f"`{alias.name}` moved to `{new}`",
-                    Fix("safe", edits=(ctx.replace(alias, new + (f" as {alias.asname}" if alias.asname else "")),)),
-                )
-            elif alias.name in MODULE_IMPORTS and not alias.asname and self.family == "sharding":
+                yield self.finding(ctx, alias, f"`{alias.name}` moved to `{new}`",
+                                   Fix("safe", edits=(rewrite_module_import(ctx, alias, new),)))
+            elif alias.name in MODULE_IMPORTS and not alias.asname:
                 yield self.dropped_import(ctx, node, alias, f"the `{alias.name}` submodule was removed in JAX 0.4.29: "
                                         f"`import {MODULE_IMPORTS[alias.name]}` gives the same names")
             elif alias.name in REMOVED_MODULES:
@@ -242,18 +185,9 @@ class MovedNameRule(Rule):
             note = f": {move.note}" if move.note else ""
             return self.finding(ctx, node, f"`{qual}` no longer exists in JAX; `{move.new}` does not exist in the "
                                 f"target JAX either{note}")
-        root: ast.expr = node
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        root_qual = ctx.qualname(root) or ""
-        imports: Tuple[ImportRef, ...] = ()
-        if move.module and (move.new + ".").startswith(root_qual + "."):
-            text = ctx.text(root) + move.new[len(root_qual):]
-        else:
-            text, imports = importer(ctx).reference(best_for_uses(move, ctx.target), at=node)
-        drops = importer(ctx).root_import(root)
-        fix = Fix("safe", edits=(ctx.replace(node, text),), add_imports=imports, drop_unused_imports=drops)
-        return self.finding(ctx, node, f"`{qual}` moved to `{best_for_uses(move, ctx.target)}`", fix)
+        best = best_for_uses(move, ctx.target)
+        fix = rewrite_use(ctx, node, move.old, best, "safe", module=move.module)
+        return self.finding(ctx, node, f"`{qual}` moved to `{best}`", fix)
 
 
 
@@ -264,16 +198,6 @@ def _module_move(module: str, target) -> Optional[Move]:
         if move.module and (module == move.old or module.startswith(move.old + ".")) and applies(move, target):
             return move
     return None
-
-
-def _module_span_edit(ctx: FileContext, node: ast.ImportFrom, old: str, new: str) -> Optional[Edit]:
-    text = ctx.text(node)
-    pattern = re.compile(r"from\s+(" + r"\s*\.\s*".join(map(re.escape, old.split("."))) + r")\b")
-    match = pattern.match(text)
-    if match is None:
-        return None
-    start = ctx.span(node)[0]
-    return Edit(start + match.start(1), start + match.end(1), new)
 
 
 def uses_of_local(ctx: FileContext, local: str, qual: str) -> bool:

@@ -43,7 +43,7 @@ class MovedShardingName(MovedNameRule):
     # the names of the table (and the removed modules), in the words of the file; `jax.config.config`
     # (the config submodule) has patterns of its own: its parts alone ("config") would let most files in
     triggers, _module_parts = name_triggers(
-        [m.old for m in MOVES if m.family == "sharding" and m.old not in CONFIG_NAMES] + list(REMOVED_MODULES)
+        [m.old for m in MOVES if m.rule == "JM201" and m.old not in CONFIG_NAMES] + list(REMOVED_MODULES)
         + list(REMOVED_NAMES))
     requires: ClassVar[Tuple[Tuple[bytes, ...], ...]] = (_module_parts,)
     deprecated_in = "0.4.4"
@@ -116,4 +116,4 @@ class MovedShardingName(MovedNameRule):
         ),
     )
 
-    family = "sharding"
+    removals = True

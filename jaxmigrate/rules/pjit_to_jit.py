@@ -55,7 +55,6 @@ class PjitToJit(Rule):
 
     code = "JM701"
     project_facts = (MESH_HOLDS,)
-    owns = ("jax.experimental.pjit.pjit",)
     name = "pjit-to-jit"
     summary = "`jax.experimental.pjit.pjit` → `jax.jit` (keyword-only options, legacy `None` → `P()`)"
     fix_safety = "unsafe"

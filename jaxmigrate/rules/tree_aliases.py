@@ -27,14 +27,13 @@ class TreeAliases(MovedNameRule):
     name = "tree-aliases"
     summary = "`jax.tree_map` and the other `jax.tree_*` aliases → `jax.tree.*` / `jax.tree_util.*`"
     fix_safety = "safe"
-    triggers = name_triggers([m.old for m in MOVES if m.family == "tree"])[0]
+    triggers = name_triggers([m.old for m in MOVES if m.rule == "JM601"])[0]
     # `jax.tree_util.tree_map` is current: the prefilter wants `jax.tree_map`, `from jax import tree_map`, ...
     requires = ()
     _spelled = ModuleAttributeSearch("jax", triggers)
     deprecated_in = "0.4.26"
     removed_in = "0.6.0"
     replacement_since = "0.4.25"
-    family = "tree"
 
     @classmethod
     def wants(cls, data) -> bool:
