@@ -1,7 +1,8 @@
 """Compare two sides' observations, process by process. Needs numpy only (no jax).
 
 Integers, booleans and strings compare exactly, floats with ``np.allclose(rtol=1e-5, atol=1e-6)``
-(NaNs equal). Array shapes, dtypes and shardings must match exactly. Globals that only the AFTER
+(NaNs equal). Array shapes, dtypes and shardings must match exactly; a pytree node's type, key
+paths and static fields too, and then each child at its path. Globals that only the AFTER
 side has are names the migration introduced and are not compared; a global the migration lost is
 a difference unless its value is there under a new name (renamed). Files written compare by
 value (``.npy``/``.npz``) or by bytes; the inputs each compiled call deleted (donation) too.
@@ -92,6 +93,19 @@ def diff(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[str]:
             inner = diff(x, y)
             if inner:
                 return f"[{k}] {inner}"
+        return None
+    if kind == "pytree":
+        if a["type"] != b["type"]:
+            return "type"
+        if [k for k, _ in a["items"]] != [k for k, _ in b["items"]]:
+            return "pytree structure"
+        inner = diff(a["aux"], b["aux"])
+        if inner:
+            return f"static fields (pytree aux data) {inner}"
+        for (k, x), (_, y) in zip(a["items"], b["items"]):
+            inner = diff(x, y)
+            if inner:
+                return f"{k} {inner}"
         return None
     if kind == "bytes":
         return None if (a["size"], a["sha256"]) == (b["size"], b["sha256"]) else "bytes"

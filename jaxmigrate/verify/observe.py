@@ -4,6 +4,11 @@ Runs in the child processes. An array becomes its shape, dtype, sharding (device
 ``jax.devices()`` -> index, so ``P('x')`` and ``P('x', None)`` look the same and swapped mesh axes
 do not) and values: the whole value when this process can address all of it, else the data of
 its addressable shards. A GlobalDeviceArray of the legacy runtime is observed as its global array.
+A registered pytree node (a dataclass registered with ``jax.tree_util``, ``eqx.Module``, flax's
+boxes, ...) is observed through its children, each under its key path, and its auxiliary data
+(static fields): a changed leaf is a difference at its path, not an opaque object equal to any
+other of its type. Only what JAX's tree utilities of every version since 0.4.6 give is used, so
+the observation is the same whichever JAX a side runs.
 """
 
 from __future__ import annotations
@@ -101,6 +106,24 @@ def _sharding_object(value) -> Optional[Dict[str, Any]]:
     return None
 
 
+def _pytree_children(value) -> Optional[tuple]:
+    """``(children, aux)`` of a registered pytree node: its children as ``(key path, child)``
+    and its auxiliary data; None for a leaf (an object no pytree registry knows)."""
+    tree_util = sys.modules.get("jax.tree_util")
+    if tree_util is None:
+        return None
+    children, treedef = tree_util.tree_flatten_with_path(value, is_leaf=lambda x: x is not value)
+    if len(children) == 1 and children[0][1] is value:
+        return None
+    aux = treedef.node_data()[1] if hasattr(treedef, "node_data") else None
+    return tuple((tree_util.keystr(path), child) for path, child in children), aux
+
+
+def _pytree(value, children, aux, depth: int) -> Dict[str, Any]:
+    return {"kind": "pytree", "type": type(value).__name__, "aux": observe(aux, depth + 1),
+            "items": tuple((key, observe(child, depth + 1)) for key, child in children)}
+
+
 def observe(value, depth: int = 0) -> Dict[str, Any]:
     """The observation of any value (an opaque object is only its type name)."""
     try:
@@ -124,6 +147,9 @@ def observe(value, depth: int = 0) -> Dict[str, Any]:
                 return {"kind": "dict", "items": tuple(items)}
             kind = "list" if isinstance(value, list) else "tuple"
             return {"kind": "seq", "type": kind, "items": tuple(observe(v, depth + 1) for v in value)}
+        node = _pytree_children(value) if depth < MAX_DEPTH else None
+        if node is not None:
+            return _pytree(value, node[0], node[1], depth)
         return {"kind": "object", "type": type(value).__name__}
     except Exception as exc:  # noqa: BLE001 - an unobservable value is an observation too
         return {"kind": "unobservable", "error": f"{type(exc).__name__}: {exc}"}
@@ -138,6 +164,25 @@ def is_observable(value, depth: int = 0) -> bool:
     if isinstance(value, (tuple, list, dict)) and depth < MAX_DEPTH and len(value) <= MAX_ITEMS:
         items = value.values() if isinstance(value, dict) else value
         return any(is_observable(v, depth + 1) for v in items)
+    if depth < MAX_DEPTH:
+        try:
+            node = _pytree_children(value)
+        except Exception:  # noqa: BLE001 - a node whose flatten fails is not worth comparing
+            return False
+        return node is not None and any(is_observable(child, depth + 1) for _, child in node[0])
+    return False
+
+
+def by_value(obs: Dict[str, Any]) -> bool:
+    """Whether an observation holds something compared by value (an array, number, string or
+    file's bytes, also inside a container or pytree): opaque objects and None are not."""
+    kind = obs["kind"]
+    if kind in ("array", "number", "str", "bytes"):
+        return True
+    if kind == "seq":
+        return any(by_value(item) for item in obs["items"])
+    if kind in ("dict", "pytree"):
+        return any(by_value(item) for _, item in obs["items"])
     return False
 
 

@@ -67,6 +67,9 @@ def summarize(obs: Dict[str, Any], limit: int = LIMIT) -> str:
     elif kind == "dict":
         text = ("{" + ", ".join(f"{k}: {summarize(v, 60)}" for k, v in obs["items"][:4])
                 + (", ..." if len(obs["items"]) > 4 else "") + "}")
+    elif kind == "pytree":
+        text = (f"{obs['type']}(" + ", ".join(f"{k}={summarize(v, 60)}" for k, v in obs["items"][:4])
+                + (", ..." if len(obs["items"]) > 4 else "") + ")")
     elif kind == "bytes":
         text = f"{obs['size']} bytes, sha256 {obs['sha256'][:12]}"
     elif kind == "unobservable":

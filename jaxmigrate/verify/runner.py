@@ -13,10 +13,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import AbstractSet, Any, Dict, List, Optional, Set, Tuple
 
 from jaxmigrate.verify._procs import ProcessRun, child_environment, free_port, run_launches, script_launch  # noqa: F401
 from jaxmigrate.verify.compare import Difference, compare_process
+from jaxmigrate.verify.observe import by_value
 
 EXIT_EQUIVALENT, EXIT_DIVERGENT, EXIT_UNDECIDABLE = 0, 1, 2
 _EXIT = {"equivalent": EXIT_EQUIVALENT, "divergent": EXIT_DIVERGENT, "undecidable": EXIT_UNDECIDABLE}
@@ -107,24 +108,32 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         if after_exc:
             verdict.errors.append(f"the after side raised too: {after_exc['type']}: {after_exc['message']}")
         return verdict
-    _conclude(verdict, nothing=not any(_observed(b.finished, a.finished) for b, a in pairs))
+    _conclude(verdict, nothing=not any(_observed(b.finished, a.finished, b.process) for b, a in pairs))
     return verdict
 
 
-def _observed(before: Dict[str, Any], after: Dict[str, Any]) -> int:
+def _counts(before: Dict[str, Any], after: Dict[str, Any], process: int = 0,
+            unstable: AbstractSet[Tuple[int, str]] = frozenset()) -> Tuple[int, int, int]:
+    """The calls, globals and files of one process both sides made that are compared by value
+    (a call returning only opaque objects is not), leaving out the unstable ones."""
+    calls = sum(1 for i, (x, y) in enumerate(zip(before["calls"], after["calls"]), start=1)
+                if (by_value(x) or by_value(y)) and (process, f"call #{i}") not in unstable)
+    names = [n for n in set(before["globals"]) & set(after["globals"]) if (process, f"global `{n}`") not in unstable]
+    files = [n for n in set(before.get("files", {})) | set(after.get("files", {}))
+             if (process, f"file `{n}`") not in unstable]
+    return calls, len(names), len(files)
+
+
+def _observed(before: Dict[str, Any], after: Dict[str, Any], process: int = 0,
+              unstable: AbstractSet[Tuple[int, str]] = frozenset()) -> int:
     """How many observations both sides made that are compared (calls, shared globals, files)."""
-    return (min(len(before["calls"]), len(after["calls"])) + len(set(before["globals"]) & set(after["globals"]))
-            + len(set(before.get("files", {})) | set(after.get("files", {})))
-            + (after.get("exception") is not None))
+    return sum(_counts(before, after, process, unstable)) + (after.get("exception") is not None)
 
 
-def compared_text(pairs) -> str:
+def compared_text(pairs, unstable: AbstractSet[Tuple[int, str]] = frozenset()) -> str:
     """What was compared, per process (the first process's counts)."""
-    before, after = pairs[0][0].result, pairs[0][1].result
-    calls = min(len(before["calls"]), len(after["calls"]))
-    names = set(before["globals"]) & set(after["globals"])
-    files = set(before.get("files", {})) | set(after.get("files", {}))
-    return f"{calls} compiled call value(s), {len(names)} global(s), {len(files)} file(s)"
+    calls, names, files = _counts(pairs[0][0].finished, pairs[0][1].finished, pairs[0][0].process, unstable)
+    return f"{calls} compiled call value(s), {names} global(s), {files} file(s)"
 
 
 def _conclude(verdict: Verdict, nothing: bool) -> None:
@@ -186,7 +195,8 @@ def drop_unstable(verdict: Verdict, first: List[ProcessRun], second: List[Proces
     verdict.unstable = [f"{where} (process {process})" for process, where in sorted(unstable)]
     verdict.differences = [d for d in verdict.differences if (d.process, d.where) not in unstable]
     pairs = list(zip(first, [r for r in verdict.runs if r.side == "after"]))
-    stable = sum(_observed(b.finished, a.finished) for b, a in pairs) - len(unstable)
+    stable = sum(_observed(b.finished, a.finished, b.process, unstable) for b, a in pairs)
+    verdict.compared = compared_text(pairs, unstable)
     _conclude(verdict, nothing=stable <= 0)
     if verdict.status == "undecidable":
         verdict.reason = "nothing stable was compared: every observation differed between two runs of the before side"

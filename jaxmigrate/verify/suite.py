@@ -18,6 +18,7 @@ from typing import AbstractSet, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from jaxmigrate.verify._procs import ProcessRun, child_environment, run_launches
 from jaxmigrate.verify.compare import diff
+from jaxmigrate.verify.observe import by_value
 from jaxmigrate.verify.report import abridge, summarize
 
 DEFAULT_TIMEOUT = 600.0  # a whole suite: `--timeout` when given, else this
@@ -99,9 +100,10 @@ def _both(b: Dict[str, Any], a: Dict[str, Any], test_id: str) -> str:
 
 
 def compare_suites(before: Dict[str, Any], after: Dict[str, Any], process: int) -> Dict[str, Any]:
-    """Differences (``(key, text)``), both-side errors, tests run and calls compared for one process."""
+    """Differences (``(key, text)``), both-side errors, tests run and the keys of the calls
+    compared by value (a call returning only opaque objects is not) for one process."""
     where = f" (process {process})" if process else ""
-    out: Dict[str, Any] = {"differences": [], "errors": [], "ran": 0, "calls": 0}
+    out: Dict[str, Any] = {"differences": [], "errors": [], "ran": 0, "calls": []}
     b_tests, a_tests = before["tests"], after["tests"]
     for test_id in sorted(set(before["collect_errors"]) | set(after["collect_errors"])):
         b_err, a_err = before["collect_errors"].get(test_id), after["collect_errors"].get(test_id)
@@ -124,8 +126,9 @@ def compare_suites(before: Dict[str, Any], after: Dict[str, Any], process: int) 
         if b == "missing":
             continue
         calls_b, calls_a = b_tests[test_id]["calls"], a_tests[test_id]["calls"]
-        out["calls"] += min(len(calls_b), len(calls_a))
         for i, (x, y) in enumerate(zip(calls_b, calls_a), start=1):
+            if by_value(x) or by_value(y):
+                out["calls"].append(f"call {test_id} {i}")
             what = diff(x, y) or ("donated inputs" if x.get("donated") != y.get("donated") else None)
             if what:
                 out["differences"].append((f"call {test_id} {i}", f"{test_id}{where}: call #{i}: {what} differs\n"
@@ -152,7 +155,7 @@ def _decide(verdict: SuiteVerdict, runs: Dict[str, List[ProcessRun]], unstable: 
         verdict.differences += [text for key, text in found["differences"] if (b.process, key) not in unstable]
         verdict.errors += [text for _, text in found["errors"]]
         if b.process == 0:
-            ran, calls = found["ran"], found["calls"]
+            ran, calls = found["ran"], sum(1 for key in found["calls"] if (0, key) not in unstable)
     verdict.unstable = sorted(f"{key} (process {p})" for p, key in unstable)
     first = runs["before"][0].finished
     verdict.outcomes = {side: {t: _outcome(runs[side][0].finished["tests"], t) for t in runs[side][0].finished["tests"]}
