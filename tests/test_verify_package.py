@@ -57,4 +57,4 @@ def test_fix_verify_pytest_verifies_library_code_through_its_tests(tmp_path):
     result = CliRunner().invoke(main, ["fix", "--verify", "--unsafe-fixes", "--pytest", str(proj / "tests"), str(target)])
     assert result.exit_code == 0, result.output
     assert "jax.experimental" not in target.read_text()
-    assert "1 of 1 tests run on both sides, 1 compiled call value(s)" in result.output
+    assert "1 of 1 tests pass on both sides, 0 fail on both, 1 compiled call value(s)" in result.output

@@ -22,7 +22,8 @@ from jaxmigrate.verify.observe import by_value
 from jaxmigrate.verify.report import abridge, summarize
 
 DEFAULT_TIMEOUT = 600.0  # a whole suite: `--timeout` when given, else this
-RAN = ("passed", "failed")
+FAILED = ("failed", "error")
+SHOWN_IDS = 10  # failing test ids named in the reason line; all of them in `failed_on_both`
 
 
 @dataclass
@@ -33,6 +34,7 @@ class SuiteVerdict:
     outcomes: Dict[str, Dict[str, str]] = field(default_factory=dict)  # side -> test id -> outcome (process 0)
     differences: List[str] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)  # tests erroring on both sides, with both first lines
+    failed_on_both: List[str] = field(default_factory=list)  # test ids failing (or erroring) on both sides
     unstable: List[str] = field(default_factory=list)
     reason: str = ""
     compared: str = ""
@@ -45,7 +47,8 @@ class SuiteVerdict:
 
     def to_dict(self) -> Dict[str, Any]:
         return dict(verdict=self.status, exit_code=self.exit_code, reason=self.reason, compared=self.compared,
-                    differences=self.differences, errors=self.errors, unstable=self.unstable,
+                    differences=self.differences, errors=self.errors, failed_on_both=self.failed_on_both,
+                    unstable=self.unstable,
                     outcomes=self.outcomes, seconds=round(self.seconds, 3))
 
 
@@ -100,10 +103,11 @@ def _both(b: Dict[str, Any], a: Dict[str, Any], test_id: str) -> str:
 
 
 def compare_suites(before: Dict[str, Any], after: Dict[str, Any], process: int) -> Dict[str, Any]:
-    """Differences (``(key, text)``), both-side errors, tests run and the keys of the calls
-    compared by value (a call returning only opaque objects is not) for one process."""
+    """Differences (``(key, text)``), both-side errors, the number of tests passing on both
+    sides, the ids of those failing on both, and the keys of the calls compared by value (a call
+    returning only opaque objects is not) for one process."""
     where = f" (process {process})" if process else ""
-    out: Dict[str, Any] = {"differences": [], "errors": [], "ran": 0, "calls": []}
+    out: Dict[str, Any] = {"differences": [], "errors": [], "passed": 0, "failed": [], "calls": []}
     b_tests, a_tests = before["tests"], after["tests"]
     for test_id in sorted(set(before["collect_errors"]) | set(after["collect_errors"])):
         b_err, a_err = before["collect_errors"].get(test_id), after["collect_errors"].get(test_id)
@@ -119,10 +123,10 @@ def compare_suites(before: Dict[str, Any], after: Dict[str, Any], process: int) 
             out["differences"].append((f"outcome {test_id}",
                                        f"{test_id}{where}: before {b}, after {a}{_both(b_tests, a_tests, test_id)}"))
             continue
-        if b in ("failed", "error"):
+        if b in FAILED:
             out["errors"].append((f"outcome {test_id}", f"{test_id}{where}: {b} on both sides{_both(b_tests, a_tests, test_id)}"))
-        if b in RAN:
-            out["ran"] += 1
+            out["failed"].append(test_id)
+        out["passed"] += b == "passed"
         if b == "missing":
             continue
         calls_b, calls_a = b_tests[test_id]["calls"], a_tests[test_id]["calls"]
@@ -149,20 +153,22 @@ def _unstable(first: List[ProcessRun], second: List[ProcessRun]) -> set:
 
 def _decide(verdict: SuiteVerdict, runs: Dict[str, List[ProcessRun]], unstable: AbstractSet[Any] = frozenset()) -> None:
     verdict.differences, verdict.errors = [], []
-    ran = calls = 0
+    passed = calls = 0
     for b, a in zip(runs["before"], runs["after"]):
         found = compare_suites(b.finished, a.finished, b.process)
         verdict.differences += [text for key, text in found["differences"] if (b.process, key) not in unstable]
         verdict.errors += [text for _, text in found["errors"]]
         if b.process == 0:
-            ran, calls = found["ran"], sum(1 for key in found["calls"] if (0, key) not in unstable)
+            passed, verdict.failed_on_both = found["passed"], found["failed"]
+            calls = sum(1 for key in found["calls"] if (0, key) not in unstable)
     verdict.unstable = sorted(f"{key} (process {p})" for p, key in unstable)
     first = runs["before"][0].finished
     verdict.outcomes = {side: {t: _outcome(runs[side][0].finished["tests"], t) for t in runs[side][0].finished["tests"]}
                         for side in ("before", "after")}
     collected = len(set(first["tests"]) | set(runs["after"][0].finished["tests"]))
-    verdict.compared = (f"{ran} of {collected} tests run on both sides, {calls} compiled call value(s), "
-                        f"{len(first['collect_errors'])} collection error(s) before")
+    failed, errors = len(verdict.failed_on_both), len(first["collect_errors"])
+    verdict.compared = (f"{passed} of {collected} tests pass on both sides, {failed} fail on both, "
+                        f"{calls} compiled call value(s), {errors} collection error(s) before")
     stopped = [why for side in ("before", "after") for run in runs[side] if (why := _stopped(run))]
     if stopped:  # the tests it did not run are not comparable
         verdict.status = "undecidable"
@@ -171,13 +177,18 @@ def _decide(verdict: SuiteVerdict, runs: Dict[str, List[ProcessRun]], unstable: 
     elif verdict.differences:
         verdict.status = "divergent"
         verdict.reason = f"{len(verdict.differences)} difference(s)"
-    elif ran == 0:
+    elif passed == 0:  # tests failing on both sides prove nothing about the migration
         verdict.status = "undecidable"
-        verdict.reason = (f"no test ran on both sides ({collected} collected, "
-                          f"{len(first['collect_errors'])} collection error(s)): nothing was compared")
+        verdict.reason = (f"no test passed on both sides ({collected} collected, {failed} failing on both, "
+                          f"{errors} collection error(s)): nothing was verified")
     else:
         verdict.status = "equivalent"
-        verdict.reason = f"{ran} tests ran, same outcomes and values"
+        verdict.reason = f"equivalent on {passed} test(s) that pass on both sides (same outcomes and values)"
+        if failed:
+            names = ", ".join(verdict.failed_on_both[:SHOWN_IDS])
+            more = f" and {failed - SHOWN_IDS} more" if failed > SHOWN_IDS else ""
+            verdict.reason += (f"; {failed} fail on both sides, not verified beyond the values they computed "
+                               f"before failing: {names}{more}")
 
 
 def verify_suites(before_dir: str, after_dir: str, pytest_args: Sequence[str] = (), *, devices: int = 8,
@@ -206,7 +217,10 @@ def verify_suites(before_dir: str, after_dir: str, pytest_args: Sequence[str] = 
 
 def render(verdict: SuiteVerdict, max_differences: Optional[int] = 20) -> str:
     procs = f"{verdict.processes} processes each, " if verdict.processes > 1 else ""
-    lines = [f"{verdict.status.upper()}: tests in {verdict.before} (legacy runtime) vs {verdict.after} "
+    status = verdict.status.upper()
+    if verdict.status == "equivalent" and verdict.failed_on_both:
+        status += f" ({len(verdict.failed_on_both)} test(s) fail on both sides)"
+    lines = [f"{status}: tests in {verdict.before} (legacy runtime) vs {verdict.after} "
              f"({procs}{verdict.seconds:.1f} s)", f"  {verdict.reason}"]
     if verdict.compared:
         lines.append(f"  compared per process: {verdict.compared}")
@@ -215,7 +229,7 @@ def render(verdict: SuiteVerdict, max_differences: Optional[int] = 20) -> str:
     if len(shown) < len(verdict.differences):
         lines.append(f"  ... and {len(verdict.differences) - len(shown)} more")
     if verdict.errors:
-        lines.append("  errors on both sides:" if verdict.compared else "  errors:")
+        lines.append("  failing on both sides (each side's first error lines):" if verdict.compared else "  errors:")
         lines += ["    " + e.replace("\n", "\n    ") for e in verdict.errors[:max_differences or None]]
     if verdict.unstable:
         lines.append("  left out, unstable (they differ between two runs of the before side): " + ", ".join(verdict.unstable))
