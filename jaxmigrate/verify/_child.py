@@ -111,6 +111,9 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     workdir = os.getcwd()
     _drop_working_dir_from_path()
+    from jaxmigrate.verify import _origin
+
+    redirected = _origin.redirect()
 
     times = {"start": time.time()}
     import jax
@@ -148,6 +151,7 @@ def main(argv=None) -> None:
         "globals": observe_globals(namespace), "exception": exception, "times": times,
         "files": observe_files(workdir),
         "deprecations": deprecations(caught),
+        "redirected": redirected, "foreign": _origin.foreign(),
     }
     if args.side == "before":
         from jaxmigrate.verify.legacy import _renamed

@@ -56,7 +56,8 @@ def _verify_tree(base: str, results: Sequence, options) -> Dict[int, Verdict]:
             copies[id(result)] = copy
         out = {}
         for result in results:
-            verdict = verify_files(result.path, str(copies[id(result)]), **options)
+            verdict = verify_files(result.path, str(copies[id(result)]), trees={"before": base, "after": str(tree)},
+                                   **options)
             verdict.after = f"{result.path} (fixed, in a copy of {base})"
             out[id(result)] = verdict
         return out

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AbstractSet, Any, Dict, List, Optional, Set, Tuple
 
+from jaxmigrate.verify import _origin
 from jaxmigrate.verify._procs import ProcessRun, child_environment, free_port, run_launches, script_launch  # noqa: F401
 from jaxmigrate.verify.compare import Difference, compare_process
 from jaxmigrate.verify.observe import by_value
@@ -59,12 +60,21 @@ class Verdict:
         }
 
 
-def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeout: float) -> Dict[str, List[ProcessRun]]:
-    """Run each side (``{side: (script, filename)}``) at once; their process runs by side."""
+def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeout: float,
+              trees: Optional[Dict[str, str]] = None) -> Dict[str, List[ProcessRun]]:
+    """Run each side (``{side: (script, filename)}``) at once; their process runs by side.
+    ``trees`` (``{side: folder}``, both sides) are the trees each side must import its code from
+    (``_origin``)."""
     if devices < 1 or processes < 1 or devices % processes:
         raise ValueError(f"{devices} devices cannot be split evenly over {processes} processes")
     env = child_environment(devices // processes)
-    launches = {side: script_launch(side, script, filename, processes, env) for side, (script, filename) in scripts.items()}
+    launches = {}
+    for side, (script, filename) in scripts.items():
+        side_env = env
+        if trees:
+            value = _origin.trees_value(trees[side], trees["after" if side == "before" else "before"])
+            side_env = dict(env, **{_origin.ENV: value}) if value else env
+        launches[side] = script_launch(side, script, filename, processes, side_env)
     return run_launches(launches, processes=processes, timeout=timeout)
 
 
@@ -92,6 +102,12 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         verdict.errors = failures
         return verdict
     pairs = list(zip(runs["before"], runs["after"]))
+    foreign = [(r.side, r.finished["foreign"]) for r in runs["after"] + runs["before"] if r.finished.get("foreign")]
+    if foreign:  # a side that ran the other side's code verified nothing
+        side, found = foreign[0]
+        verdict.status = "undecidable"
+        verdict.reason = _origin.refusal(side, found, "before" if side == "after" else "after")
+        return verdict
     verdict.trusted = sorted({name for b, _ in pairs for name in b.finished.get("trusted", ())})
     for _, a in pairs:
         verdict.deprecations += [d for d in a.finished.get("deprecations", ()) if d not in verdict.deprecations]
@@ -153,25 +169,28 @@ def _conclude(verdict: Verdict, nothing: bool) -> None:
 
 def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 1, timeout: float = 60.0,
                  before_name: Optional[str] = None, after_name: Optional[str] = None,
-                 recheck: bool = True) -> Verdict:
+                 recheck: bool = True, trees: Optional[Dict[str, str]] = None) -> Verdict:
     """Run ``before`` on the legacy runtime and ``after`` on the installed JAX; compare.
 
     With ``recheck`` (the default) a divergent first comparison runs the before side again and
     leaves out what differs between its two runs (unstable); without it a difference stands.
 
     ``*_name`` is the file name each runs under (``__file__``, its directory is the working
-    directory and ``sys.path[0]``), for a migrated text written to a temporary file.
+    directory and ``sys.path[0]``), for a migrated text written to a temporary file. ``trees``
+    (``{"before": folder, "after": folder}``): each side must import its code from its own folder,
+    not from the other (a run that does is undecidable; see ``_origin``).
     """
     start = time.monotonic()
     before_name, after_name = before_name or before, after_name or after
     scripts = {"before": (os.path.abspath(before), os.path.abspath(before_name)),
                "after": (os.path.abspath(after), os.path.abspath(after_name))}
-    runs = run_sides(scripts, devices=devices, processes=processes, timeout=timeout)
+    runs = run_sides(scripts, devices=devices, processes=processes, timeout=timeout, trees=trees)
     options: Dict[str, Any] = dict(before=before_name, after=after_name, devices=devices, processes=processes,
                                    timeout=timeout)
     verdict = decide(runs, seconds=time.monotonic() - start, **options)
     if recheck and verdict.status == "divergent":  # a difference: is it the program's own randomness?
-        again = run_sides({"before": scripts["before"]}, devices=devices, processes=processes, timeout=timeout)
+        again = run_sides({"before": scripts["before"]}, devices=devices, processes=processes, timeout=timeout,
+                          trees=trees)
         drop_unstable(verdict, runs["before"], again["before"])
     verdict.seconds = time.monotonic() - start
     return verdict

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import AbstractSet, Any, Dict, List, Optional, Sequence, Set, Tuple
 
+from jaxmigrate.verify import _origin
 from jaxmigrate.verify._procs import ProcessRun, child_environment, run_launches
 from jaxmigrate.verify.compare import diff
 from jaxmigrate.verify.observe import by_value
@@ -35,6 +36,7 @@ class SuiteVerdict:
     differences: List[str] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)  # tests erroring on both sides, with both first lines
     failed_on_both: List[str] = field(default_factory=list)  # test ids failing (or erroring) on both sides
+    redirected: List[str] = field(default_factory=list)  # sys.path entries pointed at the side's own tree
     unstable: List[str] = field(default_factory=list)
     reason: str = ""
     compared: str = ""
@@ -48,11 +50,16 @@ class SuiteVerdict:
     def to_dict(self) -> Dict[str, Any]:
         return dict(verdict=self.status, exit_code=self.exit_code, reason=self.reason, compared=self.compared,
                     differences=self.differences, errors=self.errors, failed_on_both=self.failed_on_both,
-                    unstable=self.unstable,
+                    unstable=self.unstable, redirected=self.redirected,
                     outcomes=self.outcomes, seconds=round(self.seconds, 3))
 
 
-def _launch(side: str, folder: str, pytest_args: Sequence[str], processes: int, env: Dict[str, str]):
+def _launch(side: str, folder: str, pytest_args: Sequence[str], processes: int, env: Dict[str, str],
+            other: Optional[str] = None):
+    trees = _origin.trees_value(folder, other) if other else None
+    if trees:
+        env = dict(env, **{_origin.ENV: trees})
+
     def launch(i: int, port: int, out):
         cmd = [sys.executable, "-m", "pytest", "-p", "jaxmigrate.verify._plugin", "-p", "no:cacheprovider",
                "-p", "no:randomly", "-q", "--continue-on-collection-errors", *pytest_args]
@@ -170,7 +177,15 @@ def _decide(verdict: SuiteVerdict, runs: Dict[str, List[ProcessRun]], unstable: 
     verdict.compared = (f"{passed} of {collected} tests pass on both sides, {failed} fail on both, "
                         f"{calls} compiled call value(s), {errors} collection error(s) before")
     stopped = [why for side in ("before", "after") for run in runs[side] if (why := _stopped(run))]
-    if stopped:  # the tests it did not run are not comparable
+    verdict.redirected = sorted({f"{side}: {entry}" for side in ("before", "after") for run in runs[side]
+                                 for entry in run.finished.get("redirected", ())})
+    foreign = [(side, run.finished["foreign"]) for side in ("after", "before") for run in runs[side]
+               if run.finished.get("foreign")]
+    if foreign:  # a side that ran the other side's code verified nothing
+        side, found = foreign[0]
+        verdict.status = "undecidable"
+        verdict.reason = _origin.refusal(side, found, "before" if side == "after" else "after")
+    elif stopped:  # the tests it did not run are not comparable
         verdict.status = "undecidable"
         verdict.reason = stopped[0]
         verdict.errors = stopped[1:] + verdict.errors
@@ -199,8 +214,8 @@ def verify_suites(before_dir: str, after_dir: str, pytest_args: Sequence[str] = 
     start = time.monotonic()
     verdict = SuiteVerdict("undecidable", before_dir, after_dir, processes=processes)
     env = child_environment(devices // processes)
-    launches = {side: _launch(side, folder, pytest_args, processes, env)
-                for side, folder in (("before", before_dir), ("after", after_dir))}
+    launches = {side: _launch(side, folder, pytest_args, processes, env, other)
+                for side, folder, other in (("before", before_dir, after_dir), ("after", after_dir, before_dir))}
     runs = run_launches(launches, processes=processes, timeout=timeout)
     failures = [f for side in runs for r in runs[side] if (f := _failure(r, timeout))]
     if failures:
@@ -231,6 +246,9 @@ def render(verdict: SuiteVerdict, max_differences: Optional[int] = 20) -> str:
     if verdict.errors:
         lines.append("  failing on both sides (each side's first error lines):" if verdict.compared else "  errors:")
         lines += ["    " + e.replace("\n", "\n    ") for e in verdict.errors[:max_differences or None]]
+    if verdict.redirected:
+        lines.append("  sys.path entries pointing into the other side's tree, pointed at the side's own: "
+                     + ", ".join(verdict.redirected))
     if verdict.unstable:
         lines.append("  left out, unstable (they differ between two runs of the before side): " + ", ".join(verdict.unstable))
     return "\n".join(lines)
