@@ -133,6 +133,10 @@ def main(argv=None) -> None:
     from jaxmigrate.verify._recorder import install_recorder, seed
 
     calls: List[Dict[str, Any]] = []
+    from jaxmigrate.verify import _recorder
+
+    script_dir = os.path.dirname(os.path.abspath(args.filename or args.script))
+    _recorder.SITE_BASE = args.path_entry[0] if args.path_entry else script_dir
     install_recorder(calls.append)
     seed()
     times["setup"] = time.time()

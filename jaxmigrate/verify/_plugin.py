@@ -49,8 +49,10 @@ def _set_up() -> None:
         from jaxmigrate.verify.legacy import install
 
         install()
+    from jaxmigrate.verify import _recorder
     from jaxmigrate.verify._recorder import install_recorder, seed
 
+    _recorder.SITE_BASE = os.getcwd()  # the suite's folder
     install_recorder(_sink)
     seed()
 

@@ -70,6 +70,25 @@ def _object_leaf(value) -> str:
     return repr(value) if isinstance(value, (str, numbers.Number, type(None))) else type(value).__name__
 
 
+def spec_text(spec) -> str:
+    """``P('x', None)``, the same text on every JAX version (their reprs differ)."""
+    return "P(" + ", ".join(repr(entry) for entry in spec) + ")"
+
+
+def _layout(sharding) -> str:
+    """How a sharding was asked for, for people: ``NamedSharding(mesh x=4 y=2, P('x', None))``,
+    with the mesh's axis types when some are not Auto; other shardings by their type. Shown, never
+    compared (the device map is)."""
+    mesh, spec = getattr(sharding, "mesh", None), getattr(sharding, "spec", None)
+    if mesh is None or spec is None or not hasattr(mesh, "shape"):
+        return type(sharding).__name__
+    axes = " ".join(f"{name}={size}" for name, size in dict(mesh.shape).items())
+    types = [getattr(t, "name", str(t)) for t in getattr(mesh, "axis_types", None) or ()]
+    if any(t != "Auto" for t in types):
+        axes += " (" + ", ".join(f"{n}: {t}" for n, t in zip(dict(mesh.shape), types)) + ")"
+    return f"{type(sharding).__name__}(mesh {axes}, {spec_text(spec)})"
+
+
 def _jax(array) -> Dict[str, Any]:
     obs: Dict[str, Any] = {"kind": "array", "shape": tuple(array.shape), "dtype": str(array.dtype)}
     if array.is_deleted():
@@ -78,6 +97,10 @@ def _jax(array) -> Dict[str, Any]:
     shape = tuple(array.shape)
     indices = array.sharding.devices_indices_map(shape)
     obs["sharding"] = tuple(sorted((_device_position(d), _index(i, shape)) for d, i in indices.items()))
+    try:
+        obs["layout"] = _layout(array.sharding)
+    except Exception:  # noqa: BLE001 - only shown
+        obs["layout"] = type(array.sharding).__name__
     if array.is_fully_addressable:
         obs["data"] = np.asarray(array)
     else:
@@ -95,7 +118,7 @@ def _sharding_object(value) -> Optional[Dict[str, Any]]:
     if sharding is None:
         return None
     if isinstance(value, sharding.PartitionSpec):
-        return {"kind": "str", "value": f"PartitionSpec{tuple(value)!r}"}
+        return {"kind": "str", "value": f"PartitionSpec{tuple(value)!r}"}  # compared: kept as it was
     if isinstance(value, sharding.Mesh):
         positions = [_device_position(d) for d in value.devices.flat]
         return {"kind": "str", "value": f"Mesh({dict(value.shape)!r}, devices={positions})"}

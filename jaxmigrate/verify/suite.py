@@ -18,9 +18,9 @@ from typing import AbstractSet, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from jaxmigrate.verify import _origin
 from jaxmigrate.verify._procs import ProcessRun, child_environment, run_launches
-from jaxmigrate.verify.compare import diff
+from jaxmigrate.verify.compare import Difference, call_difference, diff, layout_only, site_text
 from jaxmigrate.verify.observe import by_value
-from jaxmigrate.verify.report import abridge, summarize
+from jaxmigrate.verify.report import abridge, difference_lines, summarize
 
 DEFAULT_TIMEOUT = 600.0  # a whole suite: `--timeout` when given, else this
 FAILED = ("failed", "error")
@@ -140,13 +140,20 @@ def compare_suites(before: Dict[str, Any], after: Dict[str, Any], process: int) 
         for i, (x, y) in enumerate(zip(calls_b, calls_a), start=1):
             if by_value(x) or by_value(y):
                 out["calls"].append(f"call {test_id} {i}")
-            what = diff(x, y) or ("donated inputs" if x.get("donated") != y.get("donated") else None)
+            what = diff(x, y)
             if what:
-                out["differences"].append((f"call {test_id} {i}", f"{test_id}{where}: call #{i}: {what} differs\n"
-                                           f"    before: {summarize(x)}\n    after:  {summarize(y)}"))
+                found = call_difference(process, f"call #{i}", what, x, y)
+            elif x.get("donated") != y.get("donated"):
+                found = Difference(process, f"call #{i}", "donated inputs differ", summarize(x), summarize(y),
+                                   site=site_text(x, y))
+            else:
+                continue
+            out["differences"].append((f"call {test_id} {i}", f"{test_id}{where}: call #{i}: {found.what}\n"
+                                       + "\n".join(difference_lines(found))))
         if len(calls_b) != len(calls_a):
             out["differences"].append((f"calls {test_id}", f"{test_id}{where}: number of compiled calls differs: "
                                        f"before {len(calls_b)}, after {len(calls_a)}"))
+    out["differences"].sort(key=lambda entry: layout_only(entry[1].splitlines()[0].rsplit(" ", 1)[0]))
     return out
 
 
