@@ -126,7 +126,8 @@ def main(argv=None) -> None:
                                    coordinator_bind_address=f"127.0.0.1:{args.port}")
     jax.distributed.initialize = lambda *a, **k: None  # the script's own call: done above, or not needed
     times["initialize"] = time.time()
-    if args.side == "before":
+    real = os.environ.get("JAXMIGRATE_VERIFY_LEGACY") == "real"  # a real legacy JAX: nothing to emulate
+    if args.side == "before" and not real:
         from jaxmigrate.verify.legacy import install
 
         install()
@@ -155,9 +156,9 @@ def main(argv=None) -> None:
         "globals": observe_globals(namespace), "exception": exception, "times": times,
         "files": observe_files(workdir),
         "deprecations": deprecations(caught),
-        "redirected": redirected, "foreign": _origin.foreign(),
+        "redirected": redirected, "foreign": _origin.foreign(), "jax_version": jax.__version__,
     }
-    if args.side == "before":
+    if args.side == "before" and not real:
         from jaxmigrate.verify.legacy import _renamed
 
         result["trusted"] = sorted(_renamed.USED)

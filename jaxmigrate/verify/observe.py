@@ -35,7 +35,9 @@ def _device_position(device) -> int:
 
 
 def _index(index, shape):
-    return tuple(s.indices(n)[:2] for s, n in zip(index, shape))
+    """Each dimension's (start, stop); an integer (a pmap sharding's index of one device's slice,
+    JAX 0.4.x) is the slice it stands for."""
+    return tuple((s, s + 1) if isinstance(s, int) else s.indices(n)[:2] for s, n in zip(index, shape))
 
 
 def _jax_array_type():

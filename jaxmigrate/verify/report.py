@@ -138,6 +138,8 @@ def render_text(verdict, max_differences: int = 5) -> str:
             f"({v.processes} process{'es' if v.processes > 1 else ''} x {v.devices // v.processes} CPU devices, "
             f"{v.seconds:.1f} s)")
     lines = [head]
+    if getattr(v, "legacy_asked", "emulated") != "emulated" and v.legacy:
+        lines.append(f"  legacy side: {v.legacy}")
     if v.status == "equivalent" or not v.reason:
         lines.append(f"  compared per process: {v.compared}")
     else:

@@ -43,6 +43,8 @@ class Verdict:
     renamed: List[str] = field(default_factory=list)  # globals found after under another name
     # legacy names the before side read that the legacy runtime gave back from JAX's API history
     trusted: List[str] = field(default_factory=list)
+    legacy: str = ""  # which JAX the before side ran on (a real one in a venv, or the emulation) and why
+    legacy_asked: str = "emulated"  # the --legacy-jax option
     runs: List[ProcessRun] = field(default_factory=list, repr=False)
 
     @property
@@ -56,15 +58,16 @@ class Verdict:
             "seconds": round(self.seconds, 3), "compared": self.compared,
             "differences": [d.to_dict() for d in self.differences], "errors": self.errors,
             "deprecations": self.deprecations, "unstable": self.unstable, "renamed": self.renamed,
-            "trusted": self.trusted,
+            "trusted": self.trusted, "legacy": self.legacy,
         }
 
 
 def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeout: float,
-              trees: Optional[Dict[str, str]] = None) -> Dict[str, List[ProcessRun]]:
+              trees: Optional[Dict[str, str]] = None, legacy_python: Optional[str] = None) -> Dict[str, List[ProcessRun]]:
     """Run each side (``{side: (script, filename)}``) at once; their process runs by side.
     ``trees`` (``{side: folder}``, both sides) are the trees each side must import its code from
-    (``_origin``)."""
+    (``_origin``). ``legacy_python``: the before side's interpreter, a venv with a real legacy JAX
+    (``legacy_env``; None: the emulation on the installed JAX)."""
     if devices < 1 or processes < 1 or devices % processes:
         raise ValueError(f"{devices} devices cannot be split evenly over {processes} processes")
     env = child_environment(devices // processes)
@@ -74,7 +77,8 @@ def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeou
         if trees:
             value = _origin.trees_value(trees[side], trees["after" if side == "before" else "before"])
             side_env = dict(env, **{_origin.ENV: value}) if value else env
-        launches[side] = script_launch(side, script, filename, processes, side_env)
+        python = legacy_python if side == "before" else None
+        launches[side] = script_launch(side, script, filename, processes, side_env, python=python)
     return run_launches(launches, processes=processes, timeout=timeout)
 
 
@@ -92,9 +96,9 @@ def _failure(run: ProcessRun, timeout: float) -> Optional[str]:
 
 
 def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, devices: int, processes: int,
-           timeout: float, seconds: float) -> Verdict:
+           timeout: float, seconds: float, legacy: str = "", legacy_asked: str = "emulated") -> Verdict:
     verdict = Verdict("equivalent", "", before, after, devices, processes, seconds,
-                      runs=runs["before"] + runs["after"])
+                      runs=runs["before"] + runs["after"], legacy=legacy, legacy_asked=legacy_asked)
     failures = [f for r in verdict.runs if (f := _failure(r, timeout))]
     if failures:
         verdict.status = "undecidable"
@@ -118,7 +122,8 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
     verdict.compared = compared_text(pairs)
     if raised:
         verdict.status = "undecidable"
-        verdict.reason = f"the before side raised under the legacy runtime: {raised[0]['type']}: {raised[0]['message']}"
+        under = "the legacy runtime" if not verdict.legacy.startswith("real") else verdict.legacy.split(" (")[0]
+        verdict.reason = f"the before side raised under {under}: {raised[0]['type']}: {raised[0]['message']}"
         verdict.errors = [raised[0]["traceback"]]
         after_exc = next((a.finished["exception"] for _, a in pairs if a.finished["exception"]), None)
         if after_exc:
@@ -169,7 +174,8 @@ def _conclude(verdict: Verdict, nothing: bool) -> None:
 
 def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 1, timeout: float = 60.0,
                  before_name: Optional[str] = None, after_name: Optional[str] = None,
-                 recheck: bool = True, trees: Optional[Dict[str, str]] = None) -> Verdict:
+                 recheck: bool = True, trees: Optional[Dict[str, str]] = None,
+                 legacy_jax: str = "emulated") -> Verdict:
     """Run ``before`` on the legacy runtime and ``after`` on the installed JAX; compare.
 
     With ``recheck`` (the default) a divergent first comparison runs the before side again and
@@ -178,19 +184,25 @@ def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 
     ``*_name`` is the file name each runs under (``__file__``, its directory is the working
     directory and ``sys.path[0]``), for a migrated text written to a temporary file. ``trees``
     (``{"before": folder, "after": folder}``): each side must import its code from its own folder,
-    not from the other (a run that does is undecidable; see ``_origin``).
+    not from the other (a run that does is undecidable; see ``_origin``). ``legacy_jax``:
+    ``emulated``, ``auto`` or a JAX version for the before side (``legacy_env``).
     """
+    from jaxmigrate.verify._layout import project_root
+    from jaxmigrate.verify.legacy_env import choose
+
     start = time.monotonic()
     before_name, after_name = before_name or before, after_name or after
     scripts = {"before": (os.path.abspath(before), os.path.abspath(before_name)),
                "after": (os.path.abspath(after), os.path.abspath(after_name))}
-    runs = run_sides(scripts, devices=devices, processes=processes, timeout=timeout, trees=trees)
+    legacy = choose(legacy_jax, [before], project_root(os.path.dirname(os.path.abspath(before_name))), processes)
+    runs = run_sides(scripts, devices=devices, processes=processes, timeout=timeout, trees=trees,
+                     legacy_python=legacy.python)
     options: Dict[str, Any] = dict(before=before_name, after=after_name, devices=devices, processes=processes,
-                                   timeout=timeout)
+                                   timeout=timeout, legacy=legacy.ran(runs["before"]), legacy_asked=legacy_jax)
     verdict = decide(runs, seconds=time.monotonic() - start, **options)
     if recheck and verdict.status == "divergent":  # a difference: is it the program's own randomness?
         again = run_sides({"before": scripts["before"]}, devices=devices, processes=processes, timeout=timeout,
-                          trees=trees)
+                          trees=trees, legacy_python=legacy.python)
         drop_unstable(verdict, runs["before"], again["before"])
     verdict.seconds = time.monotonic() - start
     return verdict

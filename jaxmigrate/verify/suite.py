@@ -11,17 +11,19 @@ stopped early (pytest's internal error, an interruption), is undecidable.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import AbstractSet, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from jaxmigrate.verify import _origin
-from jaxmigrate.verify._procs import ProcessRun, child_environment, run_launches
+from jaxmigrate.verify._procs import ProcessRun, child_environment, real_legacy, run_launches
 from jaxmigrate.verify.compare import Difference, call_difference, diff, layout_only, site_text
 from jaxmigrate.verify.observe import by_value
 from jaxmigrate.verify.report import abridge, difference_lines, summarize
 
+MAX_SCANNED = 2000  # files read for the JAX names a suite uses (--legacy-jax auto)
 DEFAULT_TIMEOUT = 600.0  # a whole suite: `--timeout` when given, else this
 FAILED = ("failed", "error")
 SHOWN_IDS = 10  # failing test ids named in the reason line; all of them in `failed_on_both`
@@ -37,6 +39,8 @@ class SuiteVerdict:
     errors: List[str] = field(default_factory=list)  # tests erroring on both sides, with both first lines
     failed_on_both: List[str] = field(default_factory=list)  # test ids failing (or erroring) on both sides
     redirected: List[str] = field(default_factory=list)  # sys.path entries pointed at the side's own tree
+    legacy: str = ""  # which JAX the before side ran on, and why
+    legacy_asked: str = "emulated"
     unstable: List[str] = field(default_factory=list)
     reason: str = ""
     compared: str = ""
@@ -50,23 +54,23 @@ class SuiteVerdict:
     def to_dict(self) -> Dict[str, Any]:
         return dict(verdict=self.status, exit_code=self.exit_code, reason=self.reason, compared=self.compared,
                     differences=self.differences, errors=self.errors, failed_on_both=self.failed_on_both,
-                    unstable=self.unstable, redirected=self.redirected,
+                    unstable=self.unstable, redirected=self.redirected, legacy=self.legacy,
                     outcomes=self.outcomes, seconds=round(self.seconds, 3))
 
 
 def _launch(side: str, folder: str, pytest_args: Sequence[str], processes: int, env: Dict[str, str],
-            other: Optional[str] = None):
+            other: Optional[str] = None, python: Optional[str] = None):
     trees = _origin.trees_value(folder, other) if other else None
     if trees:
         env = dict(env, **{_origin.ENV: trees})
 
     def launch(i: int, port: int, out):
-        cmd = [sys.executable, "-m", "pytest", "-p", "jaxmigrate.verify._plugin", "-p", "no:cacheprovider",
+        cmd = [python or sys.executable, "-m", "pytest", "-p", "jaxmigrate.verify._plugin", "-p", "no:cacheprovider",
                "-p", "no:randomly", "-q", "--continue-on-collection-errors", *pytest_args]
         child_env = dict(env, JAXMIGRATE_VERIFY_SIDE=side, JAXMIGRATE_VERIFY_OUT=str(out),
                          JAXMIGRATE_VERIFY_PROCESSES=str(processes), JAXMIGRATE_VERIFY_PROCESS_ID=str(i),
                          JAXMIGRATE_VERIFY_PORT=str(port))
-        return cmd, folder, child_env
+        return cmd, folder, (real_legacy(child_env, out.parent) if python else child_env)
 
     return launch
 
@@ -213,17 +217,35 @@ def _decide(verdict: SuiteVerdict, runs: Dict[str, List[ProcessRun]], unstable: 
                                f"before failing: {names}{more}")
 
 
+def _python_files(folder: str) -> List[str]:
+    out: List[str] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "site-packages", "venv")]
+        out += [os.path.join(root, f) for f in files if f.endswith(".py")]
+        if len(out) >= MAX_SCANNED:
+            break
+    return out[:MAX_SCANNED]
+
+
 def verify_suites(before_dir: str, after_dir: str, pytest_args: Sequence[str] = (), *, devices: int = 8,
-                  processes: int = 1, timeout: float = DEFAULT_TIMEOUT) -> SuiteVerdict:
-    """Run both suites (``processes`` processes each, ``devices`` CPU devices in all) and compare."""
+                  processes: int = 1, timeout: float = DEFAULT_TIMEOUT, legacy_jax: str = "emulated") -> SuiteVerdict:
+    """Run both suites (``processes`` processes each, ``devices`` CPU devices in all) and compare.
+    ``legacy_jax``: ``emulated``, ``auto`` or a JAX version for the before side (``legacy_env``)."""
+    from jaxmigrate.verify._layout import project_root
+    from jaxmigrate.verify.legacy_env import choose
+
     if devices < 1 or processes < 1 or devices % processes:
         raise ValueError(f"{devices} devices cannot be split evenly over {processes} processes")
     start = time.monotonic()
-    verdict = SuiteVerdict("undecidable", before_dir, after_dir, processes=processes)
+    verdict = SuiteVerdict("undecidable", before_dir, after_dir, processes=processes, legacy_asked=legacy_jax)
+    scanned = _python_files(before_dir) if legacy_jax == "auto" else []
+    legacy = choose(legacy_jax, scanned, project_root(before_dir), processes)
     env = child_environment(devices // processes)
-    launches = {side: _launch(side, folder, pytest_args, processes, env, other)
+    launches = {side: _launch(side, folder, pytest_args, processes, env, other,
+                              legacy.python if side == "before" else None)
                 for side, folder, other in (("before", before_dir, after_dir), ("after", after_dir, before_dir))}
     runs = run_launches(launches, processes=processes, timeout=timeout)
+    verdict.legacy = legacy.ran(runs["before"])
     failures = [f for side in runs for r in runs[side] if (f := _failure(r, timeout))]
     if failures:
         verdict.reason, verdict.errors = failures[0].splitlines()[0].rstrip(":"), failures
@@ -242,8 +264,11 @@ def render(verdict: SuiteVerdict, max_differences: Optional[int] = 20) -> str:
     status = verdict.status.upper()
     if verdict.status == "equivalent" and verdict.failed_on_both:
         status += f" ({len(verdict.failed_on_both)} test(s) fail on both sides)"
-    lines = [f"{status}: tests in {verdict.before} (legacy runtime) vs {verdict.after} "
+    legacy = "legacy runtime" if verdict.legacy_asked == "emulated" else "legacy side"
+    lines = [f"{status}: tests in {verdict.before} ({legacy}) vs {verdict.after} "
              f"({procs}{verdict.seconds:.1f} s)", f"  {verdict.reason}"]
+    if verdict.legacy_asked != "emulated" and verdict.legacy:
+        lines.append(f"  legacy side: {verdict.legacy}")
     if verdict.compared:
         lines.append(f"  compared per process: {verdict.compared}")
     shown = verdict.differences[:max_differences] if max_differences else verdict.differences
