@@ -226,6 +226,15 @@ def check(paths, select, ignore, target_jax, no_cache, jobs, output_format, outp
     sys.exit(_exit_code(results, missing, exit_zero))
 
 
+def _legacy_jax_option(ctx, param, value: str) -> str:
+    """`--legacy-jax`: `emulated`, `auto` or a JAX version (X.Y.Z)."""
+    import re
+
+    if value in ("emulated", "auto") or re.fullmatch(r"\d+\.\d+\.\d+", value):
+        return value
+    raise click.BadParameter("give `emulated`, `auto` or a JAX version such as 0.4.13")
+
+
 @main.command()
 @common_options
 @click.option("--diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
@@ -238,8 +247,10 @@ def check(paths, select, ignore, target_jax, no_cache, jobs, output_format, outp
 @click.option("--report", "report_file", type=click.Path(dir_okay=False), default=None,
               help="Write a markdown checklist of what is left for a person (counts, file:line, why, suggested code).")
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied (or, with --diff, that would be), per file and rule.")
+@click.option("--legacy-jax", "legacy_jax", default="emulated", show_default=True, callback=_legacy_jax_option,
+              help="With --verify: the before side's JAX, as for `jaxmigrate verify`.")
 def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output_file, show_statistics, exit_zero, diff,
-        unsafe_fixes, verify_fixes, verify_tests, report_file, show_fixes, **options):
+        unsafe_fixes, verify_fixes, verify_tests, report_file, show_fixes, legacy_jax, **options):
     """Rewrite deprecated JAX API uses in place. Exit 0: nothing left, 1: findings remain, 2: errors.
 
     With --diff nothing is written; the exit code is 1 when there is anything to change. With
@@ -274,13 +285,13 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
         from jaxmigrate.verify import gate
 
         if verify_tests:
-            verdict = gate.verify_suite_and_write(results, verify_tests)
+            verdict = gate.verify_suite_and_write(results, verify_tests, legacy_jax=legacy_jax)
             if verdict is not None:
                 from jaxmigrate.verify import suite
 
                 click.echo(suite.render(verdict), err=True)
         else:
-            gate.verify_and_write(results)
+            gate.verify_and_write(results, legacy_jax=legacy_jax)
     if diff:
         from jaxmigrate.reporting.terminal import diff as coloured
 
@@ -315,7 +326,7 @@ def _options(paths, options: dict) -> dict:
     return out
 
 
-def _verify_suites(args, devices, processes, timeout, output_format):
+def _verify_suites(args, devices, processes, timeout, output_format, legacy_jax="emulated"):
     import json
 
     from jaxmigrate.verify import suite
@@ -324,7 +335,7 @@ def _verify_suites(args, devices, processes, timeout, output_format):
     if len(folders) != 2 or not all(os.path.isdir(f) for f in folders):
         raise click.UsageError("--pytest takes BEFORE_DIR AFTER_DIR [-- PYTEST_ARGS]")
     verdict = suite.verify_suites(folders[0], folders[1], pytest_args, devices=devices, processes=processes,
-                                  timeout=suite.DEFAULT_TIMEOUT if timeout is None else timeout)
+                                  timeout=suite.DEFAULT_TIMEOUT if timeout is None else timeout, legacy_jax=legacy_jax)
     if output_format == "json":
         click.echo(json.dumps(verdict.to_dict(), indent=2))
     else:
@@ -379,7 +390,11 @@ def explain(code):
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--pytest", "suites", is_flag=True,
               help="BEFORE_DIR AFTER_DIR [-- PYTEST_ARGS]: run both test suites and compare outcomes per test id.")
-def verify(files, devices, processes, timeout, output_format, suites):
+@click.option("--legacy-jax", "legacy_jax", default="emulated", show_default=True, callback=_legacy_jax_option,
+              help="The before side's JAX: `emulated` (jaxmigrate's legacy runtime on the installed JAX), a version "
+                   "(0.4.13 or later: the real one, in a cached venv) or `auto` (the project's declared one, else the "
+                   "oldest with every JAX name the code uses, else emulated).")
+def verify(files, devices, processes, timeout, output_format, suites, legacy_jax):
     """RUN legacy code and its migration side by side and compare what they compute.
 
     `verify BEFORE.py AFTER.py` runs BEFORE on jaxmigrate's legacy JAX runtime (the removed
@@ -400,7 +415,7 @@ def verify(files, devices, processes, timeout, output_format, suites):
         raise click.BadParameter(f"{devices} devices cannot be split evenly over {processes} processes",
                                  param_hint="--devices/--processes")
     if suites:
-        return _verify_suites(files, devices, processes, timeout, output_format)
+        return _verify_suites(files, devices, processes, timeout, output_format, legacy_jax)
     if len(files) > 2:
         raise click.UsageError("give BEFORE.py AFTER.py, or one FILE.py")
     for name in files:
@@ -408,7 +423,8 @@ def verify(files, devices, processes, timeout, output_format, suites):
             raise click.BadParameter(f"{name!r} is not a file", param_hint="FILES")
     from jaxmigrate.verify import report, runner
 
-    options = dict(devices=devices, processes=processes, timeout=60.0 if timeout is None else timeout)
+    options = dict(devices=devices, processes=processes, timeout=60.0 if timeout is None else timeout,
+                   legacy_jax=legacy_jax)
     if len(files) == 2:
         verdict = runner.verify_files(files[0], files[1], **options)
     else:

@@ -5,7 +5,8 @@ and keyword; not `None` specs: 0.4.13 changed their meaning (measured here); and
 longer the experimental names of Mesh/PartitionSpec, so the program uses `jax.sharding`).
 The same program runs under a real 0.4.13 in its own venv and under
 jaxmigrate's legacy runtime on the installed JAX; shapes, values and shard layouts must agree.
-The venv is built once under ~/.cache (about 20 s); the test skips where it cannot be built.
+The venv is `verify --legacy-jax 0.4.13`'s (jaxmigrate.verify.legacy_env), built once under
+~/.cache/jaxmigrate/legacy-jax; the test skips where it cannot be built.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import sys
 
 import pytest
 
-from tests.venvs import cached_venv, pyenv_pythons
-
 pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigrate[verify]"')
+
+from jaxmigrate.verify import legacy_env  # noqa: E402
 
 PROGRAM = r'''
 import json
@@ -63,13 +64,15 @@ ENV = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform
 
 
 def _legacy_python() -> str:
-    """A Python with jax==0.4.13 (JAXMIGRATE_JAX0413_PYTHON, or a venv built once in ~/.cache)."""
+    """A Python with jax==0.4.13 (JAXMIGRATE_JAX0413_PYTHON, or the venv `verify --legacy-jax
+    0.4.13` uses, built once under ~/.cache/jaxmigrate/legacy-jax)."""
     given = os.environ.get("JAXMIGRATE_JAX0413_PYTHON")
     if given:
         return given
-    here = [sys.executable] if sys.version_info[:2] <= (3, 11) else []
-    return cached_venv("jax-0.4.13", [*here, *pyenv_pythons("3.11", "3.10", "3.9")],
-                       ["jax==0.4.13", "jaxlib==0.4.13", "numpy<2", "scipy<1.14"])
+    python, note = legacy_env.ensure("0.4.13")
+    if python is None:
+        pytest.skip(f"needs a venv with jax==0.4.13, absent and not buildable here: {note}")
+    return python
 
 
 def _run(python: str, preamble: str = "") -> dict:

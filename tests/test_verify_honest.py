@@ -39,7 +39,7 @@ def test_a_suite_where_nothing_ran_is_undecidable(tmp_path):
     """Every module a collection error on both sides: seen as "EQUIVALENT, 7 tests, same outcomes"."""
     result = CliRunner().invoke(main, ["verify", "--pytest", *_project(tmp_path, "collects_nothing")])
     assert result.exit_code == 2, result.output
-    assert "no test ran on both sides (0 collected, 2 collection error(s))" in result.output
+    assert "no test passed on both sides (0 collected, 0 failing on both, 2 collection error(s))" in result.output
     assert "before: ModuleNotFoundError: No module named 'mlxu_not_installed'" in result.output
 
 
@@ -48,6 +48,26 @@ def test_a_script_that_computes_nothing_observable_is_undecidable(tmp_path):
     assert verdict.status == "undecidable", render_text(verdict)
     assert verdict.reason.startswith("nothing was compared")
     assert "0 compiled call value(s), 0 global(s), 0 file(s)" in render_text(verdict)
+
+
+def test_tests_failing_on_both_sides_are_named(tmp_path):
+    """It said "EQUIVALENT, 4 of 4 tests run" with nothing about the two failing on both sides."""
+    before, after = _project(tmp_path, "fails_on_both")
+    result = CliRunner().invoke(main, ["verify", "--pytest", before, after])
+    assert result.exit_code == 0, result.output  # the passing tests are evidence; the rest is said
+    first = result.output.splitlines()[0]
+    assert first.startswith("EQUIVALENT (2 test(s) fail on both sides): tests in"), result.output
+    assert ("equivalent on 2 test(s) that pass on both sides (same outcomes and values); 2 fail on both sides, "
+            "not verified beyond the values they computed before failing: test_model.py::test_expectation_fails, "
+            "test_model.py::test_internals_fails") in result.output
+    assert "2 of 4 tests pass on both sides, 2 fail on both, 3 compiled call value(s)" in result.output
+    assert "ImportError: cannot import name 'dispatch_internals_of_0_4_1' from 'jax._src'" in result.output
+    verdict = verify_suites(before, after, ["-k", "fails"])  # only the failing ones: nothing verified
+    assert verdict.status == "undecidable", render(verdict)
+    assert verdict.reason == ("no test passed on both sides (2 collected, 2 failing on both, 0 collection error(s)): "
+                              "nothing was verified")
+    assert verdict.to_dict()["failed_on_both"] == ["test_model.py::test_expectation_fails",
+                                                   "test_model.py::test_internals_fails"]
 
 
 # -- 2. per-test values, first error lines -------------------------------------------------------
@@ -65,7 +85,7 @@ def test_a_suite_asserting_shapes_only_still_sees_a_changed_value(tmp_path):
     assert "test_kept_import.py::test_mesh_class: before passed, after missing" in shown
     assert "after: ModuleNotFoundError: No module named 'jax.experimental.maps'" in shown
     assert "test_logits_shape" not in shown  # same values: not a difference
-    assert "2 of 3 tests run on both sides, 2 compiled call value(s)" in shown
+    assert "2 of 3 tests pass on both sides, 0 fail on both, 2 compiled call value(s)" in shown
 
 
 # -- 3. determinism ------------------------------------------------------------------------------

@@ -57,4 +57,38 @@ def test_fix_verify_pytest_verifies_library_code_through_its_tests(tmp_path):
     result = CliRunner().invoke(main, ["fix", "--verify", "--unsafe-fixes", "--pytest", str(proj / "tests"), str(target)])
     assert result.exit_code == 0, result.output
     assert "jax.experimental" not in target.read_text()
-    assert "1 of 1 tests run on both sides, 1 compiled call value(s)" in result.output
+    assert "1 of 1 tests pass on both sides, 0 fail on both, 1 compiled call value(s)" in result.output
+
+
+SRC_LAYOUT = Path(__file__).parent / "verify_projects" / "library_src_layout"
+
+
+def _src_layout(tmp_path):
+    proj = Path(shutil.copytree(SRC_LAYOUT, tmp_path / "lib", ignore=shutil.ignore_patterns("__pycache__")))
+    target = proj / "src" / "mylib" / "sharded.py"
+    return proj, target, ["fix", "--verify", "--unsafe-fixes", "--pytest", str(proj / "tests"), str(target)]
+
+
+def test_an_absolute_pythonpath_to_the_original_is_pointed_at_the_fixed_copy(tmp_path, monkeypatch):
+    """src layout, PYTHONPATH=<project>/src (absolute): the fixed side imported the original
+    mylib (its legacy imports failed there: 'divergent', nothing said about why)."""
+    proj, target, command = _src_layout(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(proj / "src"))
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 0, result.output
+    assert "jax.experimental" not in target.read_text()
+    assert f"pointed at the side's own: after: {proj / 'src'} -> " in result.output
+    assert "1 of 1 tests pass on both sides" in result.output
+
+
+def test_a_fixed_side_importing_the_original_is_refused(tmp_path, monkeypatch):
+    """conftest.py puts an absolute path to the original first on sys.path (as an editable
+    install's hook would): the fixed side runs the original code; undecidable, nothing written."""
+    proj, target, command = _src_layout(tmp_path)
+    original = target.read_text()
+    monkeypatch.setenv("MYLIB_PATH", str(proj / "src"))
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 2, result.output
+    assert target.read_text() == original
+    assert ("not written: verification undecidable: the after side imported the before side's code, not its own: "
+            f"mylib ({proj / 'src' / 'mylib' / '__init__.py'}); it would not verify the fixed code") in result.output

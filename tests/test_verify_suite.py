@@ -49,7 +49,7 @@ def test_migrated_suite_is_equivalent(tmp_path):
     assert CliRunner().invoke(main, ["fix", "--unsafe-fixes", after]).exit_code == 0  # all the way to jax.jit
     result = CliRunner().invoke(main, ["verify", "--pytest", before, after])
     assert result.exit_code == 0, result.output
-    assert "2 tests ran, same outcomes and values" in result.output
+    assert "equivalent on 2 test(s) that pass on both sides (same outcomes and values)" in result.output
 
 
 def test_wrong_migration_changes_an_outcome(tmp_path):

@@ -111,6 +111,9 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     workdir = os.getcwd()
     _drop_working_dir_from_path()
+    from jaxmigrate.verify import _origin
+
+    redirected = _origin.redirect()
 
     times = {"start": time.time()}
     import jax
@@ -123,13 +126,18 @@ def main(argv=None) -> None:
                                    coordinator_bind_address=f"127.0.0.1:{args.port}")
     jax.distributed.initialize = lambda *a, **k: None  # the script's own call: done above, or not needed
     times["initialize"] = time.time()
-    if args.side == "before":
+    real = os.environ.get("JAXMIGRATE_VERIFY_LEGACY") == "real"  # a real legacy JAX: nothing to emulate
+    if args.side == "before" and not real:
         from jaxmigrate.verify.legacy import install
 
         install()
     from jaxmigrate.verify._recorder import install_recorder, seed
 
     calls: List[Dict[str, Any]] = []
+    from jaxmigrate.verify import _recorder
+
+    script_dir = os.path.dirname(os.path.abspath(args.filename or args.script))
+    _recorder.SITE_BASE = args.path_entry[0] if args.path_entry else script_dir
     install_recorder(calls.append)
     seed()
     times["setup"] = time.time()
@@ -148,8 +156,9 @@ def main(argv=None) -> None:
         "globals": observe_globals(namespace), "exception": exception, "times": times,
         "files": observe_files(workdir),
         "deprecations": deprecations(caught),
+        "redirected": redirected, "foreign": _origin.foreign(), "jax_version": jax.__version__,
     }
-    if args.side == "before":
+    if args.side == "before" and not real:
         from jaxmigrate.verify.legacy import _renamed
 
         result["trusted"] = sorted(_renamed.USED)

@@ -11,10 +11,10 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
 _local = threading.local()
-_sink: Optional[Callable[[Any, tuple], None]] = None
+_sink: Optional[Callable[[Any, tuple, str], None]] = None
 
 
-def set_sink(sink: Optional[Callable[[Any, tuple], None]]) -> None:
+def set_sink(sink: Optional[Callable[[Any, tuple, str], None]]) -> None:
     global _sink
     _sink = sink
 
@@ -32,8 +32,8 @@ def suppressed() -> Iterator[None]:
         _local.depth -= 1
 
 
-def record(value: Any, donated: tuple = ()) -> None:
-    """Record the value of one compiled call and the positions of the inputs it deleted
-    (ignored inside a legacy call or without a sink)."""
+def record(value: Any, donated: tuple = (), name: str = "") -> None:
+    """Record the value of one compiled call of the function ``name``, and the positions of the
+    inputs it deleted (ignored inside a legacy call or without a sink)."""
     if _sink is not None and not is_suppressed():
-        _sink(value, donated)
+        _sink(value, donated, name)

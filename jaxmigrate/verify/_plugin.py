@@ -1,6 +1,7 @@
 """The pytest plugin of ``verify --pytest`` (``pytest -p jaxmigrate.verify._plugin``), one process of one side.
 
-Set up when pytest imports it, before any conftest: with several processes
+Set up when pytest imports it, before any conftest: ``sys.path`` entries pointing into the other
+side's tree are pointed at this side's (``_origin``); with several processes
 ``jax.distributed.initialize`` on 127.0.0.1; the legacy runtime on the before side; the recorder.
 Before each test: the global generators are seeded. Per test id it records the outcome
 (passed / failed / error / skipped), the first error lines, and every compiled call's
@@ -26,6 +27,7 @@ _tests: Dict[str, Dict[str, Any]] = {}
 _collect_errors: Dict[str, str] = {}
 _outside: List[Dict[str, Any]] = []  # compiled calls made outside any test (at import, in collection)
 _current: Optional[str] = None
+_redirected: List[str] = []
 
 
 def _sink(observation: Dict[str, Any]) -> None:
@@ -33,6 +35,9 @@ def _sink(observation: Dict[str, Any]) -> None:
 
 
 def _set_up() -> None:
+    from jaxmigrate.verify import _origin
+
+    _redirected[:] = _origin.redirect()
     import jax
 
     if _PROCESSES > 1:
@@ -40,12 +45,14 @@ def _set_up() -> None:
                                    process_id=_PROCESS_ID, initialization_timeout=10,
                                    coordinator_bind_address=f"127.0.0.1:{_PORT}")
     jax.distributed.initialize = lambda *a, **k: None  # the suite's own call: done above, or not needed
-    if _SIDE == "before":
+    if _SIDE == "before" and os.environ.get("JAXMIGRATE_VERIFY_LEGACY") != "real":  # else a real legacy JAX
         from jaxmigrate.verify.legacy import install
 
         install()
+    from jaxmigrate.verify import _recorder
     from jaxmigrate.verify._recorder import install_recorder, seed
 
+    _recorder.SITE_BASE = os.getcwd()  # the suite's folder
     install_recorder(_sink)
     seed()
 
@@ -95,8 +102,11 @@ def pytest_collectreport(report) -> None:
 def pytest_sessionfinish(session, exitstatus) -> None:
     if not _OUT:
         return
+    from jaxmigrate.verify import _origin
+
     result = {"side": _SIDE, "process": _PROCESS_ID, "tests": _tests, "collect_errors": _collect_errors,
-              "outside": _outside, "exitstatus": int(exitstatus)}
+              "outside": _outside, "exitstatus": int(exitstatus), "redirected": _redirected,
+              "foreign": _origin.foreign()}
     tmp = _OUT + ".tmp"
     with open(tmp, "wb") as f:
         pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)

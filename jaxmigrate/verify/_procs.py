@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple, cast
@@ -64,9 +65,25 @@ def child_environment(devices_per_process: int) -> Dict[str, str]:
     return env
 
 
-def script_launch(side: str, script: str, filename: str, processes: int, env: Dict[str, str]) -> Launch:
+def real_legacy(env: Dict[str, str], workdir: Path) -> Dict[str, str]:
+    """The environment of a process running on a real legacy JAX in its own venv: jaxmigrate
+    importable through a folder holding only a link to it (the folder above this package may be
+    a site-packages whose numpy and jax would shadow the venv's), the user's PYTHONPATH after it."""
+    shim = workdir / "legacy-path"
+    shim.mkdir(exist_ok=True)
+    try:
+        (shim / "jaxmigrate").symlink_to(Path(_PACKAGE_ROOT) / "jaxmigrate")
+    except FileExistsError:
+        pass
+    user = os.environ.get("PYTHONPATH")
+    return dict(env, PYTHONPATH=os.pathsep.join(p for p in (str(shim), user) if p), JAXMIGRATE_VERIFY_LEGACY="real")
+
+
+def script_launch(side: str, script: str, filename: str, processes: int, env: Dict[str, str],
+                  python: Optional[str] = None) -> Launch:
     """How to start one process of a side running a script (``python -m jaxmigrate.verify._child``):
-    the way its project runs it (``_layout``), in a scratch working folder of its own."""
+    the way its project runs it (``_layout``), in a scratch working folder of its own. ``python``:
+    the interpreter of a venv with a real legacy JAX (the before side, with no emulation)."""
     from jaxmigrate.verify._layout import locate, mirror
 
     layout = locate(filename)
@@ -77,10 +94,10 @@ def script_launch(side: str, script: str, filename: str, processes: int, env: Di
 
     def launch(i: int, port: int, out: Path):
         cwd = mirror(layout.base, out.parent / f"{out.stem}.cwd")
-        cmd = [sys.executable, "-m", "jaxmigrate.verify._child", "--side", side, "--script", script,
+        cmd = [python or sys.executable, "-m", "jaxmigrate.verify._child", "--side", side, "--script", script,
                "--filename", filename, "--out", str(out), "--processes", str(processes),
                "--process-id", str(i), "--port", str(port), *extra]
-        return cmd, cwd, env
+        return cmd, cwd, (real_legacy(env, out.parent) if python else env)
 
     return launch
 
@@ -136,7 +153,8 @@ class _Side:
             run.returncode = proc.returncode
             run.output = log.read_text(errors="replace") if log.exists() else ""
             if out.exists():
-                with open(out, "rb") as f:
+                with open(out, "rb") as f, warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)  # numpy 1.x pickles (a real legacy JAX's venv)
                     run.result = pickle.load(f)
         return self.runs
 

@@ -4,7 +4,8 @@
   imported) seeded identically on both sides, before each script and each test.
 - ``install_recorder(sink)``: every compiled call the user's code makes (``jax.jit`` and the
   modern pjit entry points; the legacy pjit records itself) is observed: its value, and which of
-  its array inputs the call deleted (donation).
+  its array inputs the call deleted (donation), and where it was made (``site``: the function's
+  name and the user's file and line of the call; shown, not compared).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from typing import Any, Callable, Dict, Optional
 SEED = 0
 _SELF = os.path.abspath(__file__)
 _PASS_THROUGH = ("functools.py", "contextlib.py")
+SITE_BASE: Optional[str] = None  # call sites are shown relative to this folder (the side's root)
+_library: tuple = ()
 
 
 def seed() -> None:
@@ -96,7 +99,7 @@ class Recorded:
         live = live_inputs((args, kwargs))
         out = self._fn(*args, **kwargs)
         if not _has_tracer(out):
-            _hooks.record(out, deleted_inputs(live))
+            _hooks.record(out, deleted_inputs(live), getattr(self, "__name__", ""))
         return out
 
     def __getattr__(self, name):
@@ -124,6 +127,24 @@ def _recording(factory, library_dirs):
     return make
 
 
+def call_site(name: str) -> Dict[str, Any]:
+    """The function's name and the user's innermost frame outside JAX and the verifier (the
+    call's file, relative to SITE_BASE when inside it, and line)."""
+    frame: Optional[FrameType] = sys._getframe(1)
+    hooks = os.path.join(os.path.dirname(_SELF), "")
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (filename.startswith(_library + (hooks, "<")) or filename.endswith(_PASS_THROUGH)):
+            break
+        frame = frame.f_back
+    if frame is None:
+        return {"function": name, "file": "", "line": 0}
+    filename = os.path.abspath(frame.f_code.co_filename)
+    base = os.path.join(os.path.abspath(SITE_BASE), "") if SITE_BASE else None
+    shown = os.path.relpath(filename, base) if base and filename.startswith(base) else os.path.basename(filename)
+    return {"function": name, "file": shown, "line": frame.f_lineno}
+
+
 def install_recorder(sink: Callable[[Dict[str, Any]], None]) -> None:
     """Send the observation of every compiled call made by the user's code to ``sink`` (the
     legacy pjit records itself): its value, plus ``donated``, the leaf positions of the inputs
@@ -135,8 +156,9 @@ def install_recorder(sink: Callable[[Dict[str, Any]], None]) -> None:
     from jaxmigrate.verify import _hooks
     from jaxmigrate.verify.observe import observe
 
-    _hooks.set_sink(lambda value, donated: sink(dict(observe(value), donated=donated)))
-    dirs = _library_dirs()
+    global _library
+    dirs = _library = _library_dirs()
+    _hooks.set_sink(lambda value, donated, name: sink(dict(observe(value), donated=donated, site=call_site(name))))
     jax.jit = _recording(jax.jit, dirs)
     modern_pjit = jax._src.pjit.pjit
     if not getattr(modern_pjit, "_jaxmigrate_legacy", False) and not hasattr(modern_pjit, "_jaxmigrate_recording"):

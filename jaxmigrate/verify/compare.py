@@ -1,7 +1,8 @@
 """Compare two sides' observations, process by process. Needs numpy only (no jax).
 
 Integers, booleans and strings compare exactly, floats with ``np.allclose(rtol=1e-5, atol=1e-6)``
-(NaNs equal). Array shapes, dtypes and shardings must match exactly. Globals that only the AFTER
+(NaNs equal). Array shapes, dtypes and shardings must match exactly; a pytree node's type, key
+paths and static fields too, and then each child at its path. Globals that only the AFTER
 side has are names the migration introduced and are not compared; a global the migration lost is
 a difference unless its value is there under a new name (renamed). Files written compare by
 value (``.npy``/``.npz``) or by bytes; the inputs each compiled call deleted (donation) too.
@@ -24,6 +25,9 @@ class Difference:
     what: str  # "sharding differs", "not defined after", ...
     before: str
     after: str
+    site: str = ""  # a call's function and file:line on each side
+    detail: str = ""  # a value difference's first differing index and both values
+    picture: str = ""  # a sharding difference: both layouts as device grids
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -41,23 +45,25 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def _diff_array(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[str]:
+    """The values are looked at before the layout: "values", "values and sharding", "sharding"."""
     for key in ("shape", "dtype"):
         if a.get(key) != b.get(key):
             return key
     if a.get("deleted") != b.get("deleted"):
         return "deleted"
-    if a.get("sharding") != b.get("sharding"):
-        return "sharding"
+    layout = a.get("sharding") != b.get("sharding")
     if (a.get("data") is None) != (b.get("data") is None):
-        return "addressability"
+        return "sharding" if layout else "addressability"
     if a.get("data") is not None:
-        return None if _close(np.asarray(a["data"]), np.asarray(b["data"])) else "values"
-    shards_a, shards_b = a.get("shards") or (), b.get("shards") or ()
-    if [i for i, _ in shards_a] != [i for i, _ in shards_b]:
-        return "addressable shards"
-    if not all(_close(np.asarray(x), np.asarray(y)) for (_, x), (_, y) in zip(shards_a, shards_b)):
-        return "values"
-    return None
+        values = not _close(np.asarray(a["data"]), np.asarray(b["data"]))
+    else:
+        shards_a, shards_b = a.get("shards") or (), b.get("shards") or ()
+        if [i for i, _ in shards_a] != [i for i, _ in shards_b]:
+            return "sharding" if layout else "addressable shards"
+        values = not all(_close(np.asarray(x), np.asarray(y)) for (_, x), (_, y) in zip(shards_a, shards_b))
+    if values:
+        return "values and sharding" if layout else "values"
+    return "sharding" if layout else None
 
 
 def diff(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[str]:
@@ -93,11 +99,111 @@ def diff(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[str]:
             if inner:
                 return f"[{k}] {inner}"
         return None
+    if kind == "pytree":
+        if a["type"] != b["type"]:
+            return "type"
+        if [k for k, _ in a["items"]] != [k for k, _ in b["items"]]:
+            return "pytree structure"
+        inner = diff(a["aux"], b["aux"])
+        if inner:
+            return f"static fields (pytree aux data) {inner}"
+        for (k, x), (_, y) in zip(a["items"], b["items"]):
+            inner = diff(x, y)
+            if inner:
+                return f"{k} {inner}"
+        return None
     if kind == "bytes":
         return None if (a["size"], a["sha256"]) == (b["size"], b["sha256"]) else "bytes"
     if kind == "unobservable":
         return None if a["error"] == b["error"] else "error"
     return None  # none, object: opaque, equal
+
+
+def differs(what: str) -> str:
+    return f"{what} differ" if what.endswith(" and sharding") else f"{what} differs"
+
+
+def layout_only(what: str) -> bool:
+    """Whether a difference (``diff``'s word, at any path) is only in where the values live, the
+    values agreeing: shown after the rest."""
+    if what.endswith("values and sharding"):
+        return False
+    return what == "sharding" or what.endswith((" sharding", "addressability", "addressable shards"))
+
+
+def differing_leaves(a: Dict[str, Any], b: Dict[str, Any]):
+    """The pair of observations inside ``a`` and ``b`` where ``diff`` finds their first difference."""
+    if a["kind"] != b["kind"]:
+        return a, b
+    if a["kind"] == "seq" and len(a["items"]) == len(b["items"]):
+        pairs = list(zip(a["items"], b["items"]))
+    elif a["kind"] in ("dict", "pytree") and [k for k, _ in a["items"]] == [k for k, _ in b["items"]]:
+        pairs = [(x, y) for (_, x), (_, y) in zip(a["items"], b["items"])]
+        if a["kind"] == "pytree" and a["type"] == b["type"]:
+            pairs.insert(0, (a["aux"], b["aux"]))
+    else:
+        return a, b
+    for x, y in pairs:
+        if diff(x, y):
+            return differing_leaves(x, y)
+    return a, b
+
+
+def _mismatch(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+        try:
+            return ~np.isclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True)
+        except TypeError:
+            pass
+    return np.asarray(a != b)
+
+
+def value_detail(a: Dict[str, Any], b: Dict[str, Any]) -> str:
+    """For arrays with differing values: the first differing (global) index, both values there
+    and how many elements differ; else nothing."""
+    x, y = differing_leaves(a, b)
+    if x["kind"] != "array" or y["kind"] != "array" or x.get("shape") != y.get("shape"):
+        return ""
+    if x.get("data") is not None and y.get("data") is not None:
+        blocks = [((0,) * len(x["shape"]), np.asarray(x["data"]), np.asarray(y["data"]))]
+    else:
+        shards_b = dict(y.get("shards") or ())
+        blocks = [(tuple(start for start, _ in index), np.asarray(data), np.asarray(shards_b[index]))
+                  for index, data in (x.get("shards") or ()) if index in shards_b]
+    count = total = 0
+    first = None
+    for offset, u, v in blocks:
+        if u.shape != v.shape:
+            return ""
+        wrong = _mismatch(u, v)
+        count, total = count + int(wrong.sum()), total + wrong.size
+        if first is None and wrong.any():
+            local = tuple(int(i) for i in np.argwhere(wrong)[0])
+            first = (tuple(o + i for o, i in zip(offset, local)), u[local], v[local])
+    if first is None:
+        return ""
+    index, u_value, v_value = first
+    if not index:  # a scalar: its values are shown already
+        return ""
+    where = "[" + ",".join(str(i) for i in index) + "]"
+    return f"first difference at {where}: before {u_value}, after {v_value}; {count} of {total} element(s) differ"
+
+
+def site_text(x: Dict[str, Any], y: Dict[str, Any]) -> str:
+    a, b = x.get("site"), y.get("site")
+    if not a or not b:
+        return ""
+    name = f"`{a['function']}`" if a["function"] == b["function"] else f"`{a['function']}` / `{b['function']}`"
+    return f"{name} at {a['file']}:{a['line']} (before) | {b['file']}:{b['line']} (after)"
+
+
+def call_difference(process: int, where: str, what: str, x: Dict[str, Any], y: Dict[str, Any]) -> Difference:
+    from jaxmigrate.verify.report import sharding_picture, summarize
+
+    detail = value_detail(x, y) if "values" in what else ""
+    picture = sharding_picture(*differing_leaves(x, y)) if what.endswith("sharding") else ""
+    return Difference(process, where, differs(what), summarize(x, layout=layout_only(what)),
+                      summarize(y, layout=layout_only(what)), site=site_text(x, y), detail=detail, picture=picture)
 
 
 def compare_process(before: Dict[str, Any], after: Dict[str, Any], process: int,
@@ -119,9 +225,10 @@ def compare_process(before: Dict[str, Any], after: Dict[str, Any], process: int,
     for i, (x, y) in enumerate(zip(calls_a, calls_b), start=1):
         what = diff(x, y)
         if what:
-            out.append(Difference(process, f"call #{i}", f"{what} differs", summarize(x), summarize(y)))
+            out.append(call_difference(process, f"call #{i}", what, x, y))
         elif x.get("donated", ()) != y.get("donated", ()):
-            out.append(Difference(process, f"call #{i}", "donated inputs differ", _donated(x), _donated(y)))
+            out.append(Difference(process, f"call #{i}", "donated inputs differ", _donated(x), _donated(y),
+                                  site=site_text(x, y)))
     if len(calls_a) != len(calls_b) and not prefix_only:
         out.append(Difference(process, "compiled calls", "number differs", f"{len(calls_a)} calls", f"{len(calls_b)} calls"))
     globals_a, globals_b = before["globals"], after["globals"]
@@ -138,7 +245,7 @@ def compare_process(before: Dict[str, Any], after: Dict[str, Any], process: int,
             continue
         what = diff(x, globals_b[name])
         if what:
-            out.append(Difference(process, f"global `{name}`", f"{what} differs", summarize(x), summarize(globals_b[name])))
+            out.append(call_difference(process, f"global `{name}`", what, x, globals_b[name]))
     files_a, files_b = before.get("files", {}), after.get("files", {})
     for name in sorted(set(files_a) | set(files_b)):
         x, y = files_a.get(name), files_b.get(name)
@@ -150,7 +257,8 @@ def compare_process(before: Dict[str, Any], after: Dict[str, Any], process: int,
             continue
         what = diff(x, y)
         if what:
-            out.append(Difference(process, f"file `{name}`", f"{what} differs", summarize(x), summarize(y)))
+            out.append(call_difference(process, f"file `{name}`", what, x, y))
+    out.sort(key=lambda d: layout_only(d.what.rsplit(" ", 1)[0]))  # value differences first
     return out
 
 

@@ -56,17 +56,19 @@ def _verify_tree(base: str, results: Sequence, options) -> Dict[int, Verdict]:
             copies[id(result)] = copy
         out = {}
         for result in results:
-            verdict = verify_files(result.path, str(copies[id(result)]), **options)
+            verdict = verify_files(result.path, str(copies[id(result)]), trees={"before": base, "after": str(tree)},
+                                   **options)
             verdict.after = f"{result.path} (fixed, in a copy of {base})"
             out[id(result)] = verdict
         return out
 
 
-def verify_and_write(results: Sequence, *, devices: int = 8, processes: int = 1, timeout: float = 60.0) -> List[Verdict]:
+def verify_and_write(results: Sequence, *, devices: int = 8, processes: int = 1, timeout: float = 60.0,
+                     legacy_jax: str = "emulated") -> List[Verdict]:
     """For each changed result, run the original on the legacy runtime and the fixed text on the
     installed JAX; write the fixed text only when they are equivalent. A divergent or
     undecidable file is left untouched and becomes an error on its result."""
-    options = dict(devices=devices, processes=processes, timeout=timeout)
+    options = dict(devices=devices, processes=processes, timeout=timeout, legacy_jax=legacy_jax)
     changed = [r for r in results if r.new_bytes is not None]
     by_base: Dict[str, list] = {}
     for result in changed:
@@ -86,7 +88,7 @@ def verify_and_write(results: Sequence, *, devices: int = 8, processes: int = 1,
 
 
 def verify_suite_and_write(results: Sequence, tests: str, *, devices: int = 8, processes: int = 1,
-                           timeout: float = 600.0):
+                           timeout: float = 600.0, legacy_jax: str = "emulated"):
     """`fix --verify --pytest TESTS`: run the project's tests (TESTS, a folder or file inside the
     project) on the original tree (legacy runtime) and on a copy with every fix applied
     (installed JAX); write the fixed files only when the suites are equivalent (outcomes and
@@ -108,7 +110,7 @@ def verify_suite_and_write(results: Sequence, tests: str, *, devices: int = 8, p
             for result in changed:
                 (tree / os.path.relpath(os.path.abspath(result.path), base)).write_bytes(result.new_bytes)
             verdict = verify_suites(base, str(tree), [os.path.relpath(tests_abs, base)], devices=devices,
-                                    processes=processes, timeout=timeout)
+                                    processes=processes, timeout=timeout, legacy_jax=legacy_jax)
     for result in changed:
         if verdict is not None and verdict.status == "equivalent":
             _write(result)

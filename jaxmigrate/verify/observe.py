@@ -4,6 +4,11 @@ Runs in the child processes. An array becomes its shape, dtype, sharding (device
 ``jax.devices()`` -> index, so ``P('x')`` and ``P('x', None)`` look the same and swapped mesh axes
 do not) and values: the whole value when this process can address all of it, else the data of
 its addressable shards. A GlobalDeviceArray of the legacy runtime is observed as its global array.
+A registered pytree node (a dataclass registered with ``jax.tree_util``, ``eqx.Module``, flax's
+boxes, ...) is observed through its children, each under its key path, and its auxiliary data
+(static fields): a changed leaf is a difference at its path, not an opaque object equal to any
+other of its type. Only what JAX's tree utilities of every version since 0.4.6 give is used, so
+the observation is the same whichever JAX a side runs.
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ def _device_position(device) -> int:
 
 
 def _index(index, shape):
-    return tuple(s.indices(n)[:2] for s, n in zip(index, shape))
+    """Each dimension's (start, stop); an integer (a pmap sharding's index of one device's slice,
+    JAX 0.4.x) is the slice it stands for."""
+    return tuple((s, s + 1) if isinstance(s, int) else s.indices(n)[:2] for s, n in zip(index, shape))
 
 
 def _jax_array_type():
@@ -65,6 +72,25 @@ def _object_leaf(value) -> str:
     return repr(value) if isinstance(value, (str, numbers.Number, type(None))) else type(value).__name__
 
 
+def spec_text(spec) -> str:
+    """``P('x', None)``, the same text on every JAX version (their reprs differ)."""
+    return "P(" + ", ".join(repr(entry) for entry in spec) + ")"
+
+
+def _layout(sharding) -> str:
+    """How a sharding was asked for, for people: ``NamedSharding(mesh x=4 y=2, P('x', None))``,
+    with the mesh's axis types when some are not Auto; other shardings by their type. Shown, never
+    compared (the device map is)."""
+    mesh, spec = getattr(sharding, "mesh", None), getattr(sharding, "spec", None)
+    if mesh is None or spec is None or not hasattr(mesh, "shape"):
+        return type(sharding).__name__
+    axes = " ".join(f"{name}={size}" for name, size in dict(mesh.shape).items())
+    types = [getattr(t, "name", str(t)) for t in getattr(mesh, "axis_types", None) or ()]
+    if any(t != "Auto" for t in types):
+        axes += " (" + ", ".join(f"{n}: {t}" for n, t in zip(dict(mesh.shape), types)) + ")"
+    return f"{type(sharding).__name__}(mesh {axes}, {spec_text(spec)})"
+
+
 def _jax(array) -> Dict[str, Any]:
     obs: Dict[str, Any] = {"kind": "array", "shape": tuple(array.shape), "dtype": str(array.dtype)}
     if array.is_deleted():
@@ -73,6 +99,10 @@ def _jax(array) -> Dict[str, Any]:
     shape = tuple(array.shape)
     indices = array.sharding.devices_indices_map(shape)
     obs["sharding"] = tuple(sorted((_device_position(d), _index(i, shape)) for d, i in indices.items()))
+    try:
+        obs["layout"] = _layout(array.sharding)
+    except Exception:  # noqa: BLE001 - only shown
+        obs["layout"] = type(array.sharding).__name__
     if array.is_fully_addressable:
         obs["data"] = np.asarray(array)
     else:
@@ -90,7 +120,7 @@ def _sharding_object(value) -> Optional[Dict[str, Any]]:
     if sharding is None:
         return None
     if isinstance(value, sharding.PartitionSpec):
-        return {"kind": "str", "value": f"PartitionSpec{tuple(value)!r}"}
+        return {"kind": "str", "value": f"PartitionSpec{tuple(value)!r}"}  # compared: kept as it was
     if isinstance(value, sharding.Mesh):
         positions = [_device_position(d) for d in value.devices.flat]
         return {"kind": "str", "value": f"Mesh({dict(value.shape)!r}, devices={positions})"}
@@ -99,6 +129,24 @@ def _sharding_object(value) -> Optional[Dict[str, Any]]:
         # the mesh and the spec of a NamedSharding always give a dict (the ignore: _sharding_object can return None)
         return {"kind": "str", "value": f"NamedSharding({mesh['value']}, {spec['value']})"}  # type: ignore[index]
     return None
+
+
+def _pytree_children(value) -> Optional[tuple]:
+    """``(children, aux)`` of a registered pytree node: its children as ``(key path, child)``
+    and its auxiliary data; None for a leaf (an object no pytree registry knows)."""
+    tree_util = sys.modules.get("jax.tree_util")
+    if tree_util is None:
+        return None
+    children, treedef = tree_util.tree_flatten_with_path(value, is_leaf=lambda x: x is not value)
+    if len(children) == 1 and children[0][1] is value:
+        return None
+    aux = treedef.node_data()[1] if hasattr(treedef, "node_data") else None
+    return tuple((tree_util.keystr(path), child) for path, child in children), aux
+
+
+def _pytree(value, children, aux, depth: int) -> Dict[str, Any]:
+    return {"kind": "pytree", "type": type(value).__name__, "aux": observe(aux, depth + 1),
+            "items": tuple((key, observe(child, depth + 1)) for key, child in children)}
 
 
 def observe(value, depth: int = 0) -> Dict[str, Any]:
@@ -124,6 +172,9 @@ def observe(value, depth: int = 0) -> Dict[str, Any]:
                 return {"kind": "dict", "items": tuple(items)}
             kind = "list" if isinstance(value, list) else "tuple"
             return {"kind": "seq", "type": kind, "items": tuple(observe(v, depth + 1) for v in value)}
+        node = _pytree_children(value) if depth < MAX_DEPTH else None
+        if node is not None:
+            return _pytree(value, node[0], node[1], depth)
         return {"kind": "object", "type": type(value).__name__}
     except Exception as exc:  # noqa: BLE001 - an unobservable value is an observation too
         return {"kind": "unobservable", "error": f"{type(exc).__name__}: {exc}"}
@@ -138,6 +189,25 @@ def is_observable(value, depth: int = 0) -> bool:
     if isinstance(value, (tuple, list, dict)) and depth < MAX_DEPTH and len(value) <= MAX_ITEMS:
         items = value.values() if isinstance(value, dict) else value
         return any(is_observable(v, depth + 1) for v in items)
+    if depth < MAX_DEPTH:
+        try:
+            node = _pytree_children(value)
+        except Exception:  # noqa: BLE001 - a node whose flatten fails is not worth comparing
+            return False
+        return node is not None and any(is_observable(child, depth + 1) for _, child in node[0])
+    return False
+
+
+def by_value(obs: Dict[str, Any]) -> bool:
+    """Whether an observation holds something compared by value (an array, number, string or
+    file's bytes, also inside a container or pytree): opaque objects and None are not."""
+    kind = obs["kind"]
+    if kind in ("array", "number", "str", "bytes"):
+        return True
+    if kind == "seq":
+        return any(by_value(item) for item in obs["items"])
+    if kind in ("dict", "pytree"):
+        return any(by_value(item) for _, item in obs["items"])
     return False
 
 

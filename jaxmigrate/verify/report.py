@@ -40,6 +40,42 @@ def sharding_text(obs: Dict[str, Any]) -> str:
     return " ".join(f"{_index(i, shape)}@{_positions(p)}" for i, p in sorted(by_index.items()))
 
 
+def _ranges(index_set) -> List[Tuple[int, int]]:
+    return sorted(set(index_set))
+
+
+def _grid(obs: Dict[str, Any]) -> List[str]:
+    """A 1-D or 2-D array's layout as a grid of blocks, each naming the devices that hold it (as
+    ``jax.debug.visualize_array_sharding`` draws it); nothing for other ranks."""
+    sharding, shape = obs.get("sharding"), obs.get("shape") or ()
+    if not sharding or len(shape) not in (1, 2):
+        return []
+    holders: Dict[Any, List[int]] = {}
+    for position, index in sharding:
+        holders.setdefault(tuple(index), []).append(position)
+    rows = _ranges(index[0] for index in holders)
+    cols = _ranges(index[1] for index in holders) if len(shape) == 2 else [None]
+    cells = [[_positions(sorted(holders.get((r,) if c is None else (r, c), []))) or "-" for c in cols] for r in rows]
+    width = max(len(cell) for row in cells for cell in row)
+    return ["|" + "|".join(f" {cell:<{width}} " for cell in row) + "|" for row in cells]
+
+
+def sharding_picture(before: Dict[str, Any], after: Dict[str, Any]) -> str:
+    """Both layouts side by side as device grids, under their shardings; nothing when neither
+    can be drawn."""
+    left, right = _grid(before), _grid(after)
+    if not left and not right:
+        return ""
+    heads = [f"before: {before.get('layout') or 'sharding'}", f"after: {after.get('layout') or 'sharding'}"]
+    width = max(len(line) for line in left + [heads[0]])
+    lines = [f"{heads[0]:<{width}}   {heads[1]}"]
+    for i in range(max(len(left), len(right))):
+        a = left[i] if i < len(left) else ""
+        b = right[i] if i < len(right) else ""
+        lines.append(f"{a:<{width}}   {b}".rstrip())
+    return "\n".join(lines)
+
+
 def _values(obs: Dict[str, Any]) -> str:
     if obs.get("data") is not None:
         data = np.asarray(obs["data"])
@@ -49,11 +85,16 @@ def _values(obs: Dict[str, Any]) -> str:
         f"{_index(i, obs['shape'])}={np.array2string(np.asarray(d), threshold=6, edgeitems=1)}" for i, d in shards)
 
 
-def summarize(obs: Dict[str, Any], limit: int = LIMIT) -> str:
+def summarize(obs: Dict[str, Any], limit: int = LIMIT, layout: bool = False) -> str:
+    """One line for an observation. ``layout``: a difference in where the values live only:
+    the sharding in full (its spec, mesh axes and device map), not the values."""
     kind = obs["kind"]
     if kind == "array":
         shape = "x".join(str(n) for n in obs["shape"]) or "scalar"
-        text = f"{obs['dtype']}[{shape}] sharding: {sharding_text(obs)}; values: {_values(obs)}"
+        how = f"{obs['layout']} " if obs.get("layout") else ""
+        if layout:
+            return abridge(f"{obs['dtype']}[{shape}] sharding: {how}{sharding_text(obs)}", 4 * limit)
+        text = f"{obs['dtype']}[{shape}] sharding: {how}{sharding_text(obs)}; values: {_values(obs)}"
     elif kind == "number":
         text = f"{obs['type']} {obs['value']!r}"
     elif kind == "str":
@@ -61,12 +102,15 @@ def summarize(obs: Dict[str, Any], limit: int = LIMIT) -> str:
     elif kind == "none":
         text = "None"
     elif kind == "seq":
-        inner = ", ".join(summarize(item, 80) for item in obs["items"][:4])
+        inner = ", ".join(summarize(item, 80, layout) for item in obs["items"][:4])
         more = ", ..." if len(obs["items"]) > 4 else ""
         text = f"{obs['type']}({inner}{more})" if "length" not in obs else f"{obs['type']} of {obs['length']} items"
     elif kind == "dict":
-        text = ("{" + ", ".join(f"{k}: {summarize(v, 60)}" for k, v in obs["items"][:4])
+        text = ("{" + ", ".join(f"{k}: {summarize(v, 60, layout)}" for k, v in obs["items"][:4])
                 + (", ..." if len(obs["items"]) > 4 else "") + "}")
+    elif kind == "pytree":
+        text = (f"{obs['type']}(" + ", ".join(f"{k}={summarize(v, 60, layout)}" for k, v in obs["items"][:4])
+                + (", ..." if len(obs["items"]) > 4 else "") + ")")
     elif kind == "bytes":
         text = f"{obs['size']} bytes, sha256 {obs['sha256'][:12]}"
     elif kind == "unobservable":
@@ -76,12 +120,26 @@ def summarize(obs: Dict[str, Any], limit: int = LIMIT) -> str:
     return abridge(text, limit)
 
 
+def difference_lines(d, indent: str = "    ") -> List[str]:
+    """A difference's lines under its heading: the call's site, both sides, the first differing
+    value, both layouts as device grids."""
+    lines = [f"{indent}call of {d.site}"] if d.site else []
+    lines += [f"{indent}before: {d.before}", f"{indent}after:  {d.after}"]
+    if d.detail:
+        lines.append(f"{indent}{d.detail}")
+    if d.picture:
+        lines += [f"{indent}{line}" for line in d.picture.splitlines()]
+    return lines
+
+
 def render_text(verdict, max_differences: int = 5) -> str:
     v = verdict
     head = (f"{v.status.upper()}: {v.before} vs {v.after} "
             f"({v.processes} process{'es' if v.processes > 1 else ''} x {v.devices // v.processes} CPU devices, "
             f"{v.seconds:.1f} s)")
     lines = [head]
+    if getattr(v, "legacy_asked", "emulated") != "emulated" and v.legacy:
+        lines.append(f"  legacy side: {v.legacy}")
     if v.status == "equivalent" or not v.reason:
         lines.append(f"  compared per process: {v.compared}")
     else:
@@ -97,8 +155,7 @@ def render_text(verdict, max_differences: int = 5) -> str:
         lines.append("  left out, unstable (they differ between two runs of the before side): " + ", ".join(v.unstable))
     for d in v.differences[:max_differences]:
         lines.append(f"  {d.where} (process {d.process}): {d.what}")
-        lines.append(f"    before: {d.before}")
-        lines.append(f"    after:  {d.after}")
+        lines.extend(difference_lines(d))
     if len(v.differences) > max_differences:
         lines.append(f"  ... and {len(v.differences) - max_differences} more differences")
     for error in v.errors:

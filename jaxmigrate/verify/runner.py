@@ -13,10 +13,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import AbstractSet, Any, Dict, List, Optional, Set, Tuple
 
+from jaxmigrate.verify import _origin
 from jaxmigrate.verify._procs import ProcessRun, child_environment, free_port, run_launches, script_launch  # noqa: F401
 from jaxmigrate.verify.compare import Difference, compare_process
+from jaxmigrate.verify.observe import by_value
 
 EXIT_EQUIVALENT, EXIT_DIVERGENT, EXIT_UNDECIDABLE = 0, 1, 2
 _EXIT = {"equivalent": EXIT_EQUIVALENT, "divergent": EXIT_DIVERGENT, "undecidable": EXIT_UNDECIDABLE}
@@ -41,6 +43,8 @@ class Verdict:
     renamed: List[str] = field(default_factory=list)  # globals found after under another name
     # legacy names the before side read that the legacy runtime gave back from JAX's API history
     trusted: List[str] = field(default_factory=list)
+    legacy: str = ""  # which JAX the before side ran on (a real one in a venv, or the emulation) and why
+    legacy_asked: str = "emulated"  # the --legacy-jax option
     runs: List[ProcessRun] = field(default_factory=list, repr=False)
 
     @property
@@ -54,16 +58,27 @@ class Verdict:
             "seconds": round(self.seconds, 3), "compared": self.compared,
             "differences": [d.to_dict() for d in self.differences], "errors": self.errors,
             "deprecations": self.deprecations, "unstable": self.unstable, "renamed": self.renamed,
-            "trusted": self.trusted,
+            "trusted": self.trusted, "legacy": self.legacy,
         }
 
 
-def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeout: float) -> Dict[str, List[ProcessRun]]:
-    """Run each side (``{side: (script, filename)}``) at once; their process runs by side."""
+def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeout: float,
+              trees: Optional[Dict[str, str]] = None, legacy_python: Optional[str] = None) -> Dict[str, List[ProcessRun]]:
+    """Run each side (``{side: (script, filename)}``) at once; their process runs by side.
+    ``trees`` (``{side: folder}``, both sides) are the trees each side must import its code from
+    (``_origin``). ``legacy_python``: the before side's interpreter, a venv with a real legacy JAX
+    (``legacy_env``; None: the emulation on the installed JAX)."""
     if devices < 1 or processes < 1 or devices % processes:
         raise ValueError(f"{devices} devices cannot be split evenly over {processes} processes")
     env = child_environment(devices // processes)
-    launches = {side: script_launch(side, script, filename, processes, env) for side, (script, filename) in scripts.items()}
+    launches = {}
+    for side, (script, filename) in scripts.items():
+        side_env = env
+        if trees:
+            value = _origin.trees_value(trees[side], trees["after" if side == "before" else "before"])
+            side_env = dict(env, **{_origin.ENV: value}) if value else env
+        python = legacy_python if side == "before" else None
+        launches[side] = script_launch(side, script, filename, processes, side_env, python=python)
     return run_launches(launches, processes=processes, timeout=timeout)
 
 
@@ -81,9 +96,9 @@ def _failure(run: ProcessRun, timeout: float) -> Optional[str]:
 
 
 def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, devices: int, processes: int,
-           timeout: float, seconds: float) -> Verdict:
+           timeout: float, seconds: float, legacy: str = "", legacy_asked: str = "emulated") -> Verdict:
     verdict = Verdict("equivalent", "", before, after, devices, processes, seconds,
-                      runs=runs["before"] + runs["after"])
+                      runs=runs["before"] + runs["after"], legacy=legacy, legacy_asked=legacy_asked)
     failures = [f for r in verdict.runs if (f := _failure(r, timeout))]
     if failures:
         verdict.status = "undecidable"
@@ -91,6 +106,12 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         verdict.errors = failures
         return verdict
     pairs = list(zip(runs["before"], runs["after"]))
+    foreign = [(r.side, r.finished["foreign"]) for r in runs["after"] + runs["before"] if r.finished.get("foreign")]
+    if foreign:  # a side that ran the other side's code verified nothing
+        side, found = foreign[0]
+        verdict.status = "undecidable"
+        verdict.reason = _origin.refusal(side, found, "before" if side == "after" else "after")
+        return verdict
     verdict.trusted = sorted({name for b, _ in pairs for name in b.finished.get("trusted", ())})
     for _, a in pairs:
         verdict.deprecations += [d for d in a.finished.get("deprecations", ()) if d not in verdict.deprecations]
@@ -101,30 +122,39 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
     verdict.compared = compared_text(pairs)
     if raised:
         verdict.status = "undecidable"
-        verdict.reason = f"the before side raised under the legacy runtime: {raised[0]['type']}: {raised[0]['message']}"
+        under = "the legacy runtime" if not verdict.legacy.startswith("real") else verdict.legacy.split(" (")[0]
+        verdict.reason = f"the before side raised under {under}: {raised[0]['type']}: {raised[0]['message']}"
         verdict.errors = [raised[0]["traceback"]]
         after_exc = next((a.finished["exception"] for _, a in pairs if a.finished["exception"]), None)
         if after_exc:
             verdict.errors.append(f"the after side raised too: {after_exc['type']}: {after_exc['message']}")
         return verdict
-    _conclude(verdict, nothing=not any(_observed(b.finished, a.finished) for b, a in pairs))
+    _conclude(verdict, nothing=not any(_observed(b.finished, a.finished, b.process) for b, a in pairs))
     return verdict
 
 
-def _observed(before: Dict[str, Any], after: Dict[str, Any]) -> int:
+def _counts(before: Dict[str, Any], after: Dict[str, Any], process: int = 0,
+            unstable: AbstractSet[Tuple[int, str]] = frozenset()) -> Tuple[int, int, int]:
+    """The calls, globals and files of one process both sides made that are compared by value
+    (a call returning only opaque objects is not), leaving out the unstable ones."""
+    calls = sum(1 for i, (x, y) in enumerate(zip(before["calls"], after["calls"]), start=1)
+                if (by_value(x) or by_value(y)) and (process, f"call #{i}") not in unstable)
+    names = [n for n in set(before["globals"]) & set(after["globals"]) if (process, f"global `{n}`") not in unstable]
+    files = [n for n in set(before.get("files", {})) | set(after.get("files", {}))
+             if (process, f"file `{n}`") not in unstable]
+    return calls, len(names), len(files)
+
+
+def _observed(before: Dict[str, Any], after: Dict[str, Any], process: int = 0,
+              unstable: AbstractSet[Tuple[int, str]] = frozenset()) -> int:
     """How many observations both sides made that are compared (calls, shared globals, files)."""
-    return (min(len(before["calls"]), len(after["calls"])) + len(set(before["globals"]) & set(after["globals"]))
-            + len(set(before.get("files", {})) | set(after.get("files", {})))
-            + (after.get("exception") is not None))
+    return sum(_counts(before, after, process, unstable)) + (after.get("exception") is not None)
 
 
-def compared_text(pairs) -> str:
+def compared_text(pairs, unstable: AbstractSet[Tuple[int, str]] = frozenset()) -> str:
     """What was compared, per process (the first process's counts)."""
-    before, after = pairs[0][0].result, pairs[0][1].result
-    calls = min(len(before["calls"]), len(after["calls"]))
-    names = set(before["globals"]) & set(after["globals"])
-    files = set(before.get("files", {})) | set(after.get("files", {}))
-    return f"{calls} compiled call value(s), {len(names)} global(s), {len(files)} file(s)"
+    calls, names, files = _counts(pairs[0][0].finished, pairs[0][1].finished, pairs[0][0].process, unstable)
+    return f"{calls} compiled call value(s), {names} global(s), {files} file(s)"
 
 
 def _conclude(verdict: Verdict, nothing: bool) -> None:
@@ -144,25 +174,35 @@ def _conclude(verdict: Verdict, nothing: bool) -> None:
 
 def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 1, timeout: float = 60.0,
                  before_name: Optional[str] = None, after_name: Optional[str] = None,
-                 recheck: bool = True) -> Verdict:
+                 recheck: bool = True, trees: Optional[Dict[str, str]] = None,
+                 legacy_jax: str = "emulated") -> Verdict:
     """Run ``before`` on the legacy runtime and ``after`` on the installed JAX; compare.
 
     With ``recheck`` (the default) a divergent first comparison runs the before side again and
     leaves out what differs between its two runs (unstable); without it a difference stands.
 
     ``*_name`` is the file name each runs under (``__file__``, its directory is the working
-    directory and ``sys.path[0]``), for a migrated text written to a temporary file.
+    directory and ``sys.path[0]``), for a migrated text written to a temporary file. ``trees``
+    (``{"before": folder, "after": folder}``): each side must import its code from its own folder,
+    not from the other (a run that does is undecidable; see ``_origin``). ``legacy_jax``:
+    ``emulated``, ``auto`` or a JAX version for the before side (``legacy_env``).
     """
+    from jaxmigrate.verify._layout import project_root
+    from jaxmigrate.verify.legacy_env import choose
+
     start = time.monotonic()
     before_name, after_name = before_name or before, after_name or after
     scripts = {"before": (os.path.abspath(before), os.path.abspath(before_name)),
                "after": (os.path.abspath(after), os.path.abspath(after_name))}
-    runs = run_sides(scripts, devices=devices, processes=processes, timeout=timeout)
+    legacy = choose(legacy_jax, [before], project_root(os.path.dirname(os.path.abspath(before_name))), processes)
+    runs = run_sides(scripts, devices=devices, processes=processes, timeout=timeout, trees=trees,
+                     legacy_python=legacy.python)
     options: Dict[str, Any] = dict(before=before_name, after=after_name, devices=devices, processes=processes,
-                                   timeout=timeout)
+                                   timeout=timeout, legacy=legacy.ran(runs["before"]), legacy_asked=legacy_jax)
     verdict = decide(runs, seconds=time.monotonic() - start, **options)
     if recheck and verdict.status == "divergent":  # a difference: is it the program's own randomness?
-        again = run_sides({"before": scripts["before"]}, devices=devices, processes=processes, timeout=timeout)
+        again = run_sides({"before": scripts["before"]}, devices=devices, processes=processes, timeout=timeout,
+                          trees=trees, legacy_python=legacy.python)
         drop_unstable(verdict, runs["before"], again["before"])
     verdict.seconds = time.monotonic() - start
     return verdict
@@ -186,7 +226,8 @@ def drop_unstable(verdict: Verdict, first: List[ProcessRun], second: List[Proces
     verdict.unstable = [f"{where} (process {process})" for process, where in sorted(unstable)]
     verdict.differences = [d for d in verdict.differences if (d.process, d.where) not in unstable]
     pairs = list(zip(first, [r for r in verdict.runs if r.side == "after"]))
-    stable = sum(_observed(b.finished, a.finished) for b, a in pairs) - len(unstable)
+    stable = sum(_observed(b.finished, a.finished, b.process, unstable) for b, a in pairs)
+    verdict.compared = compared_text(pairs, unstable)
     _conclude(verdict, nothing=stable <= 0)
     if verdict.status == "undecidable":
         verdict.reason = "nothing stable was compared: every observation differed between two runs of the before side"

@@ -257,7 +257,7 @@ class LegacyPjitFunction:
             out = jitted(*values, **kwargs)
         if tracing:
             return out
-        _hooks.record(out, deleted_inputs(live))
+        _hooks.record(out, deleted_inputs(live), getattr(self._fun, "__name__", ""))
         return jax.tree_util.tree_map(_local_output, out)
 
     def lower(self, *args, **kwargs):

@@ -1,0 +1,165 @@
+"""`--legacy-jax VERSION|auto|emulated` (issue 30): which JAX the before side runs on, and the
+before side on a real jax==0.4.13 in a venv of its own.
+
+The choice (auto's rules, the fallback to the emulation) is tested without any venv. The tests
+that run the real 0.4.13 use `legacy_env.ensure("0.4.13")`: the venv under
+~/.cache/jaxmigrate/legacy-jax/0.4.13 (or $JAXMIGRATE_CACHE_DIR), built once (20-65 s here) and
+reused; they are skipped, with the reason, where it is absent and cannot be built (no network, no
+Python 3.9-3.11, or JAXMIGRATE_LEGACY_JAX_NO_BUILD=1). Pre-build it with
+`python -m jaxmigrate.verify.legacy_env 0.4.13`. Mini project: tests/verify_projects/jax_0_4_13_era.
+"""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigrate[verify]"')
+
+from click.testing import CliRunner  # noqa: E402
+
+from jaxmigrate.catalog import api_history  # noqa: E402
+from jaxmigrate.cli import main  # noqa: E402
+from jaxmigrate.verify import legacy_env  # noqa: E402
+from jaxmigrate.verify.report import render_text  # noqa: E402
+from jaxmigrate.verify.runner import verify_files  # noqa: E402
+
+PROJECT = Path(__file__).parent / "verify_projects" / "jax_0_4_13_era"
+
+PJIT_ERA = """\
+import numpy as np
+import jax
+from jax.experimental.pjit import pjit
+from jax.sharding import Mesh, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()), ("x",))
+with mesh:
+    out = pjit(lambda a: a * 2, in_axis_resources=P("x"), out_axis_resources=P("x"))(np.arange(8.0))
+"""
+MAKE_MESH_ERA = """\
+import jax
+import jax.numpy as jnp
+mesh = jax.make_mesh((len(jax.devices()),), ("x",))
+out = jax.jit(lambda a: a + 1)(jnp.arange(8.0))
+"""
+
+
+def _file(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+# -- choosing the legacy side ---------------------------------------------------------------------
+
+def test_auto_picks_the_oldest_release_with_every_name_the_code_uses(tmp_path):
+    assert legacy_env.auto_version([_file(tmp_path, "pjit.py", PJIT_ERA)], None)[0] == "0.4.13"
+    make_mesh_since = api_history.table(False).since(api_history.entry("jax.make_mesh"))
+    version, why = legacy_env.auto_version([_file(tmp_path, "mesh.py", MAKE_MESH_ERA)], None)
+    assert version == make_mesh_since, why  # a program of the make_mesh era runs on a JAX that has it
+    # pjit's in_axis_resources left in 0.4.14 and make_mesh came later: no release has both
+    both = _file(tmp_path, "both.py", PJIT_ERA + "mesh2 = jax.make_mesh((1,), ('x',))\n")
+    assert legacy_env.auto_version([both], None) == (
+        None, "no installable JAX (JAX 0.4.13 or later) has every name the code uses and in_axis_resources, "
+              "out_axis_resources (gone in 0.4.14); missing: jax.make_mesh")
+
+
+def test_auto_keeps_the_emulation_for_what_no_installable_jax_has(tmp_path):
+    gda = _file(tmp_path, "gda.py", "from jax.experimental.global_device_array import GlobalDeviceArray\n")
+    version, why = legacy_env.auto_version([gda], None)
+    assert version is None and "jax.experimental.global_device_array" in why, why
+    off = _file(tmp_path, "off.py", 'import jax\njax.config.update("jax_array", False)\n')
+    assert legacy_env.auto_version([off], None)[0] is None
+    constraint = _file(tmp_path, "wsc.py", "from jax.experimental.pjit import with_sharding_constraint as w\n"
+                                          "y = w(1, axis_resources=None)\n")
+    assert legacy_env.auto_version([constraint], None)[0] is None  # the keyword left in 0.4.11
+    version, why = legacy_env.auto_version([_file(tmp_path, "pjit.py", PJIT_ERA)], None, processes=2)
+    assert version is None and why.startswith("several processes"), why
+
+
+def test_auto_takes_the_projects_declared_jax(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["jax[cpu]==0.4.20", "numpy"]\n')
+    (tmp_path / "requirements.txt").write_text("jax>=0.4.16\n")
+    assert legacy_env.declared_version(str(tmp_path)) == "0.4.20"
+    script = _file(tmp_path, "plain.py", "import jax\nout = jax.jit(lambda a: a)(1.0)\n")
+    assert legacy_env.auto_version([script], str(tmp_path)) == ("0.4.20", "the project declares jax 0.4.20")
+    # the declared release lacks a name the code uses: the oldest that has it
+    mesh = _file(tmp_path, "mesh.py", MAKE_MESH_ERA)
+    assert legacy_env.auto_version([mesh], str(tmp_path))[0] == api_history.table(False).since(
+        api_history.entry("jax.make_mesh"))
+
+
+def test_without_an_environment_the_emulation_runs_and_the_verdict_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAXMIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("JAXMIGRATE_LEGACY_JAX_NO_BUILD", "1")
+    before = _file(tmp_path, "before.py", PJIT_ERA)
+    after = _file(tmp_path, "after.py", PJIT_ERA.replace("in_axis_resources", "in_shardings")
+                  .replace("out_axis_resources", "out_shardings"))
+    result = CliRunner().invoke(main, ["verify", before, after, "--legacy-jax", "0.4.13"])
+    assert result.exit_code == 0, result.output
+    assert ("legacy side: emulated (jaxmigrate's legacy runtime on the installed JAX): no environment for JAX "
+            f"0.4.13 in {tmp_path / 'cache' / 'legacy-jax' / '0.4.13'} (build it: python -m "
+            "jaxmigrate.verify.legacy_env 0.4.13)") in result.output
+    assert "legacy side" not in CliRunner().invoke(main, ["verify", before, after]).output  # the default: quiet
+    assert legacy_env.choose("0.4.1", [before], None).note == (
+        "JAX 0.4.1 cannot be installed (PyPI has no jaxlib older than 0.4.13)")
+    bad = CliRunner().invoke(main, ["verify", before, after, "--legacy-jax", "newest"])
+    assert bad.exit_code == 2 and "give `emulated`, `auto` or a JAX version" in bad.output
+
+
+# -- the real jax 0.4.13 --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def jax_0_4_13():
+    python, note = legacy_env.ensure("0.4.13")
+    if python is None:
+        pytest.skip(f"needs a venv with jax==0.4.13, absent and not buildable here: {note}")
+    return python
+
+
+def test_a_program_of_its_era_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path):
+    """pjit with in_axis_resources, pmap with psum, device_put_replicated, jax.tree_map and
+    PositionalSharding run on the real 0.4.13 (not emulated) and agree with the migration (fix
+    --unsafe-fixes) on 0.10.2. The per-device live buffer count is the real 0.4.13's: 0 (its
+    live_buffers() no longer saw jax.Arrays), where the emulation (0.4.1's semantics) counts 6 and
+    the migration's jax.live_arrays() 8: the one difference, shown as each side computed it."""
+    project = Path(shutil.copytree(PROJECT, tmp_path / "era"))
+    verdict = verify_files(str(project / "before.py"), str(project / "after.py"), legacy_jax="0.4.13")
+    shown = render_text(verdict)
+    assert verdict.legacy.startswith("real JAX 0.4.13 (--legacy-jax 0.4.13; "), shown
+    assert verdict.trusted == [], shown  # nothing given back by the emulation: there is none
+    assert [(d.where, d.before, d.after) for d in verdict.differences] == [
+        ("global `on_first`", "int 0", "int 8")], shown
+    assert verdict.compared == "1 compiled call value(s), 8 global(s), 0 file(s)", shown  # pmap output observed
+    emulated = verify_files(str(project / "before.py"), str(project / "after.py"))
+    assert [(d.where, d.before) for d in emulated.differences] == [("global `on_first`", "int 6")]
+
+
+def test_a_suite_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path):
+    """--pytest: the before suite runs under the venv's pytest, without the emulation."""
+    for side, spelling in (("before", 'in_axis_resources=P("x"), out_axis_resources=P("x")'),
+                           ("after", 'in_shardings=P("x"), out_shardings=P("x")')):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "test_era.py").write_text(textwrap.dedent(f"""\
+            import numpy as np
+            import jax
+            from jax.experimental.pjit import pjit
+            from jax.sharding import Mesh, PartitionSpec as P
+
+
+            def test_version():
+                assert jax.__version__ == {'"0.4.13"' if side == "before" else "jax.__version__"}
+
+
+            def test_double():
+                with Mesh(np.array(jax.devices()), ("x",)):
+                    out = pjit(lambda a: a * 2, {spelling})(np.arange(8.0))
+                assert float(out.sum()) == 56.0
+            """))
+    result = CliRunner().invoke(main, ["verify", "--pytest", str(tmp_path / "before"), str(tmp_path / "after"),
+                                       "--legacy-jax", "0.4.13"])
+    assert result.exit_code == 0, result.output
+    assert "legacy side: real JAX 0.4.13 (--legacy-jax 0.4.13; " in result.output
+    assert "2 of 2 tests pass on both sides, 0 fail on both, 1 compiled call value(s)" in result.output
