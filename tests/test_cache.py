@@ -140,7 +140,54 @@ def test_cache_dir_from_the_environment(project, monkeypatch, tmp_path_factory):
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     monkeypatch.setenv("JAXMIGRATE_CACHE_DIR", str(elsewhere))
     _check(project, [project / "legacy.py"])
-    assert list(elsewhere.glob("*.cache")) and not (project / ".jaxmigrate_cache").exists()
+    assert list((elsewhere / ".jaxmigrate_cache").glob("*.cache")) and not (project / ".jaxmigrate_cache").exists()
+
+
+def test_a_shared_cache_dir_keeps_what_others_put_there(project, monkeypatch, tmp_path_factory):
+    """JAXMIGRATE_CACHE_DIR names a folder others use too (it once lost every `*.cache` file in it,
+    and got a `.gitignore` of `*`: with `JAXMIGRATE_CACHE_DIR=.` a whole repository was ignored):
+    the cache makes a folder of its own there, and deletes only its own old files in it."""
+    shared = tmp_path_factory.mktemp("shared")
+    (shared / "someone.cache").write_bytes(b"not ours")
+    (shared / "notes.txt").write_text("keep\n")
+    monkeypatch.setenv("JAXMIGRATE_CACHE_DIR", str(shared))
+    _check(project, [project / "legacy.py"])
+    own = shared / ".jaxmigrate_cache"
+    assert sorted(p.name for p in shared.iterdir()) == [".jaxmigrate_cache", "notes.txt", "someone.cache"]
+    assert (own / ".gitignore").read_text().splitlines()[-1] == "*" and (own / "CACHEDIR.TAG").exists()
+    stale = own / "0.0.1-0123456789abcdef.cache"  # an older version's: removed on the next save
+    stale.write_bytes(b"JMC2" + b"\0" * 20)
+    lookalike = own / "9-not-ours.cache"  # named like one, not one
+    lookalike.write_bytes(b"other data")
+    (project / "legacy.py").write_text(CLEAN)
+    _check(project, [project / "legacy.py"])
+    assert not stale.exists() and lookalike.exists() and (shared / "someone.cache").exists()
+
+
+def test_a_folder_of_that_name_made_by_someone_else_is_only_added_to(project, monkeypatch, tmp_path_factory):
+    shared = tmp_path_factory.mktemp("shared")
+    foreign = shared / ".jaxmigrate_cache"
+    foreign.mkdir()
+    (foreign / "1-theirs.cache").write_bytes(b"JMC3 theirs")
+    monkeypatch.setenv("JAXMIGRATE_CACHE_DIR", str(shared))
+    _check(project, [project / "legacy.py"])
+    names = sorted(p.name for p in foreign.iterdir())
+    assert "1-theirs.cache" in names and ".gitignore" not in names and len(names) == 2
+
+
+def test_a_copy_that_sets_the_old_time_back_is_read_again(project, monkeypatch):
+    """A same-size edit whose modification time is set back (cp -p, rsync -t, a restored backup)
+    changes the inode's change time, which the cache compares too (as git's index does)."""
+    legacy = project / "legacy.py"
+    same_size = LEGACY.replace("in_axis_resources", "in_axis_resourcez")  # one finding fewer
+    _age(legacy)
+    first = _check(project, [legacy])[0].findings
+    st = os.stat(legacy)
+    legacy.write_text(same_size)
+    os.utime(legacy, ns=(st.st_atime_ns, st.st_mtime_ns))  # size and mtime as before
+    assert (os.stat(legacy).st_size, os.stat(legacy).st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    second = _check(project, [legacy])[0].findings
+    assert len(second) == len(first) - 1
 
 
 def test_each_file_is_read_once_and_cached_under_those_bytes(project, monkeypatch):

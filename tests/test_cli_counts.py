@@ -163,8 +163,8 @@ import os, signal, sys
 from jaxmigrate.engine import pipeline
 from jaxmigrate.cli import main
 real, parent = pipeline.write_fixed, os.getpid()
-def write_then_interrupt(path, data, **kw):
-    real(path, data, **kw)
+def write_then_interrupt(path, data, *args, **kw):
+    real(path, data, *args, **kw)
     os.kill(parent, signal.SIGINT)
     if os.getpid() != parent:  # a worker: on until the command has seen it (a minute at most)
         from jaxmigrate.engine import runner

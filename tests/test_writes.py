@@ -201,3 +201,123 @@ def test_verified_fix_is_refused_like_any_other(tmp_path):
     _write(result)
     assert result.error == "not written: permission denied (the file is read-only)"
     assert not result.changed and ro.read_text() == LEGACY
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 512 KiB tmpfs (root mounts it; CI runs as root), unmounted afterwards; skipped with the
+    reason where it cannot be mounted."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a full disk needs a small tmpfs, which only root can mount (CI runs as root)")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(folder)], capture_output=True)
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode(errors='replace').strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], capture_output=True)
+
+
+def _fill(folder: Path) -> None:
+    """Fill the file system of ``folder`` to its last byte."""
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        for size in (65536, 4096, 1):
+            while True:
+                try:
+                    os.write(fd, b"\0" * size)
+                except OSError as exc:
+                    assert exc.errno == errno.ENOSPC
+                    break
+    finally:
+        os.close(fd)
+
+
+# a module of less than a page whose fix makes it longer than one (for a target before 0.4.25, JM601
+# writes `jax.tree_util.tree_map` for every `jax.tree_map`): on a full disk the new text's first
+# page is written and the rest is not
+GROWING = "import jax\n\n" + "".join(f"y{i} = jax.tree_map(abs, [{i}])\n" for i in range(120))
+
+
+def _linked_on_full_disk(disk: Path) -> Path:
+    """A hard-linked legacy module (so written in place) on a file system with no byte left."""
+    target = disk / "linked.py"
+    target.write_text(GROWING)
+    os.link(target, disk / "other_link.py")
+    _fill(disk)
+    return target
+
+
+def test_a_full_disk_leaves_an_in_place_file_as_it_was(small_disk):
+    """On a full disk the space the new text needs is reserved first: that fails, the file keeps
+    every old byte, and fix says it could not write (it once left the new text cut at a page
+    boundary and said nothing was written)."""
+    target = _linked_on_full_disk(small_disk)
+    result = CliRunner().invoke(main, ["fix", "-j", "1", "--no-cache", "--target-jax", "0.4.14", str(target)],
+                                catch_exceptions=False)
+    assert result.exit_code == 2, result.output
+    assert "JM000 could not write: [Errno 28] No space left on device" in result.output
+    assert target.read_text() == GROWING
+
+
+def test_a_full_disk_without_reservation_writes_the_old_bytes_back(small_disk, monkeypatch):
+    """A file system that cannot reserve space ahead: the write fails part way, and the old bytes
+    go back through a fresh descriptor (the buffered handle re-raised the disk-full error and the
+    restore was skipped)."""
+    target = _linked_on_full_disk(small_disk)
+
+    def unsupported(fd, offset, size):
+        raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+
+    monkeypatch.setattr(os, "posix_fallocate", unsupported)
+    with pytest.raises(OSError) as raised:
+        writer.write_fixed(target, GROWING.replace("tree_map", "tree_util.tree_map").encode())
+    assert raised.value.errno == errno.ENOSPC
+    assert target.read_text() == GROWING
+
+
+def test_a_failed_restore_says_the_file_may_be_damaged_and_where_its_bytes_are(tmp_path, monkeypatch):
+    """If writing the old bytes back fails too, the error says so and names the saved copy."""
+    target = tmp_path / "linked.py"
+    target.write_text(LEGACY)
+    os.link(target, tmp_path / "other.py")
+    real_pwrite, calls = os.pwrite, []
+
+    def pwrite_fails(fd, data, offset):
+        calls.append(fd)
+        if len(calls) == 1:
+            real_pwrite(fd, bytes(data[:10]), offset)  # part of the new text, then the disk fails
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "pwrite", pwrite_fails)
+    with pytest.raises(writer.Damaged) as raised:
+        writer.write_fixed(target, FIXED.encode())
+    message = str(raised.value)
+    assert f"{target} may be damaged; its original bytes are saved at " in message
+    saved = Path(message.rsplit("saved at ", 1)[1])
+    assert saved.read_text() == LEGACY and saved.parent == tmp_path
+
+
+def test_a_file_changed_while_fix_worked_on_it_is_not_written(tmp_path, monkeypatch):
+    """A line appended by another program between fix's read and its write is kept: the file is
+    not written, and fix says why (it was overwritten without notice)."""
+    from jaxmigrate.engine import pipeline
+
+    target = _tree(tmp_path, "edited.py")
+    real = pipeline.transform
+
+    def edited_meanwhile(data, display, settings, *rest):
+        outcome = real(data, display, settings, *rest)
+        if display.endswith("edited.py"):
+            with open(target, "a") as handle:
+                handle.write("print('added while fix ran')\n")
+        return outcome
+
+    monkeypatch.setattr(pipeline, "transform", edited_meanwhile)
+    result = _fix(target.parent)
+    assert result.exit_code == 2, result.output
+    assert "edited.py:1:1: JM000 not written: the file changed while fix worked on it" in result.output
+    assert target.read_text() == LEGACY + "print('added while fix ran')\n"
+    assert (target.parent / "ok.py").read_text() == FIXED

@@ -37,12 +37,15 @@ _DIGEST = 16
 RACY_NS = 2_000_000_000
 
 
+Stat = Tuple[int, int, int, int]  # (st_mtime_ns, st_size, st_ino, st_ctime_ns)
+
+
 class Key(NamedTuple):
     """What a result depends on: the bytes, the settings, and the file's stat when it was read."""
 
     content: bytes
     settings: bytes
-    stat: Tuple[int, int, int]  # (st_mtime_ns, st_size, st_ino)
+    stat: Stat  # (st_mtime_ns, st_size, st_ino, st_ctime_ns)
     read_ns: int
 
 
@@ -70,8 +73,11 @@ def content_digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=_DIGEST).digest()
 
 
-def stat_of(st: os.stat_result) -> Tuple[int, int, int]:
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
+def stat_of(st: os.stat_result) -> Stat:
+    """What says a file was not touched: its modification time, size and inode, and the time its
+    inode last changed, which a copy that sets the old modification time back (``cp -p``,
+    ``rsync -t``, a restored backup) cannot set back (git's index compares it too)."""
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 def _pack(findings: List[Finding]) -> list:
@@ -88,7 +94,7 @@ class Cache:
     """Entries of one project for this tool fingerprint; ``save`` writes them back if they changed."""
 
     def __init__(self, root: Path) -> None:
-        self.folder = Path(os.environ.get("JAXMIGRATE_CACHE_DIR") or Path(root) / FOLDER)
+        self.folder = Path(os.environ.get("JAXMIGRATE_CACHE_DIR") or root) / FOLDER
         self.path = self.folder / f"{_fingerprint()}.cache"
         self.entries, self.facts = self._load()
         self.dirty = False
@@ -113,7 +119,7 @@ class Cache:
         except (TypeError, ValueError, IndexError):
             return None
 
-    def unchanged(self, path: Path, settings: bytes, stat: Tuple[int, int, int]) -> Optional[List[Finding]]:
+    def unchanged(self, path: Path, settings: bytes, stat: Stat) -> Optional[List[Finding]]:
         """The findings for ``path`` if its stat says it was not touched since it was read, else None."""
         entry = self.entries.get(os.path.abspath(path))
         try:
@@ -134,7 +140,7 @@ class Cache:
         self.entries[os.path.abspath(path)] = (key.content, key.settings, key.stat, key.read_ns, _pack(findings))
         self.dirty = True
 
-    def fact(self, kind: str, path: Path, stat: Tuple[int, int, int], settings: bytes = b""):
+    def fact(self, kind: str, path: Path, stat: Stat, settings: bytes = b""):
         """What was stored of ``kind`` for ``path`` (the mesh plan's import list, its verdict on the
         file) if the file was not touched since it was read; else None (``None`` is never stored)."""
         entry = self.facts.get(f"{kind}:{os.path.abspath(path)}")
@@ -145,26 +151,60 @@ class Cache:
             return None
         return entry[3]
 
-    def put_fact(self, kind: str, path: Path, stat: Tuple[int, int, int], read_ns: int, value,
+    def put_fact(self, kind: str, path: Path, stat: Stat, read_ns: int, value,
                  settings: bytes = b"") -> None:
         self.facts[f"{kind}:{os.path.abspath(path)}"] = (stat, read_ns, settings, value)
         self.dirty = True
 
     def save(self) -> None:
-        """Write the entries atomically (never fails the run: a cache that cannot be written is skipped)."""
+        """Write the entries atomically (never fails the run: a cache that cannot be written is
+        skipped). Only in a folder of its own: one it made (marked with a ``CACHEDIR.TAG`` and a
+        ``.gitignore`` of ``*``), where it deletes only its own files of other versions; in a folder
+        of that name it did not make, it writes its file and touches nothing else."""
         if not self.dirty:
             return
         try:
+            made = not self.folder.exists()
             self.folder.mkdir(parents=True, exist_ok=True)
-            ignore = self.folder / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# written by jaxmigrate\n*\n")
-            for old in self.folder.glob("*.cache"):  # results of other jaxmigrate versions
-                if old != self.path:
-                    old.unlink(missing_ok=True)
+            ours = made or _marked(self.folder)
+            if made:
+                (self.folder / TAG).write_text(TAG_TEXT)
+                (self.folder / ".gitignore").write_text("# written by jaxmigrate\n*\n")
+            if ours:
+                for old in self.folder.glob("*.cache"):  # results of other jaxmigrate versions
+                    if old != self.path and _written_by_us(old):
+                        old.unlink(missing_ok=True)
             payload = marshal.dumps((self.entries, self.facts))
             checksum = hashlib.blake2b(payload, digest_size=_DIGEST).digest()
             write_atomic(self.path, _MAGIC + checksum + payload, durable=False)
         except OSError:
             pass
         self.dirty = False
+
+
+TAG = "CACHEDIR.TAG"  # https://bford.info/cachedir/: backup tools skip the folder
+TAG_TEXT = "Signature: 8a477f597d28d172789f06886806bc55\n# This folder is a cache written by jaxmigrate.\n"
+
+
+def _marked(folder: Path) -> bool:
+    """Whether jaxmigrate made this folder: its tag, or the .gitignore earlier versions wrote."""
+    try:
+        if (folder / TAG).read_text().startswith(TAG_TEXT):
+            return True
+    except OSError:
+        pass
+    try:
+        return (folder / ".gitignore").read_text() == "# written by jaxmigrate\n*\n"
+    except OSError:
+        return False
+
+
+def _written_by_us(path: Path) -> bool:
+    """A cache file of some jaxmigrate version: its name and its first bytes say so."""
+    if not path.name[:1].isdigit():  # <version>-<digest>.cache
+        return False
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(3) == _MAGIC[:3]
+    except OSError:
+        return False

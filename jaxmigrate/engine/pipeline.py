@@ -106,6 +106,7 @@ class FileResult:
     changed: bool = False
     diff: str = ""
     new_bytes: Optional[bytes] = None  # the fixed file, when it changed and was not written
+    original: Optional[bytes] = None  # then the bytes it was made from (a later write checks the file still has them)
     # when it changed and was not written, ``findings`` are those left located in the file on disk
     # (README: "findings left"); these are what --verify reports once it writes the fixed file or
     # refuses to: the findings left in the fixed text, and every finding of the file on disk
@@ -426,7 +427,7 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
                         tofile=f"b/{display}",
                     )
                 )
-                result.new_bytes = new_bytes
+                result.new_bytes, result.original = new_bytes, data
                 result.fixed_findings, result.on_disk = result.findings, outcome.on_disk
                 result.findings = outcome.left_on_disk
     except SyntaxError as exc:
@@ -447,23 +448,26 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
         result.error = f"internal error: {type(exc).__name__}: {exc}"
     if result.error:
         result.findings, result.changed, result.fixes_applied, result.diff, result.new_bytes = [], False, 0, "", None
+        result.original = None
         result.fixed_findings = result.on_disk = None
     elif write is not None:
         new_bytes, on_disk, why = write
-        result.error = write_or_say_why(path, new_bytes, why)
+        result.error = write_or_say_why(path, new_bytes, why, expected=data)
         if result.error:  # the file keeps the findings it has on disk
             result.findings, result.changed, result.fixes_applied = on_disk, False, 0
     return result
 
 
-def write_or_say_why(path: Path, data: bytes, why: Optional[str] = None) -> Optional[str]:
+def write_or_say_why(path: Path, data: bytes, why: Optional[str] = None,
+                     expected: Optional[bytes] = None) -> Optional[str]:
     """Write the fixed file; None when written, else the file's error: ``not written`` with why
-    (``why``, else ``writer.refusal`` at the time of writing), or ``could not write`` (an OSError:
-    an immutable file, a full disk; what is read is the file's trouble only before this)."""
+    (``why``, else ``writer.refusal`` at the time of writing, or the file no longer holds
+    ``expected``, the bytes the fix was made from), or ``could not write`` (an OSError: an
+    immutable file, a full disk; what is read is the file's trouble only before this)."""
     try:
         if why:
             raise NotWritten(why)
-        write_fixed(path, data)
+        write_fixed(path, data, expected)
     except NotWritten as exc:
         return f"not written: {exc}"
     except OSError as exc:

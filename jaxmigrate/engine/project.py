@@ -41,7 +41,7 @@ def declared(codes: Sequence[str]) -> List[ProjectFact]:
 @dataclass
 class Scan:
     graph: ModuleGraph
-    stats: Dict[int, Tuple[int, int, int]] = field(default_factory=dict)  # index -> stat when read
+    stats: Dict[int, Tuple[int, int, int, int]] = field(default_factory=dict)  # index -> stat when read
     wanted: Dict[str, List[int]] = field(default_factory=dict)  # fact key -> files its byte test passes
 
 

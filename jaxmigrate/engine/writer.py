@@ -4,10 +4,11 @@ cannot give the new file), and not at all for a symbolic link or a read-only fil
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, List, Optional
 
 SUFFIX = ".jaxmigrate-tmp"  # temporary files are named .<file>.<pid>.<random>.jaxmigrate-tmp
 
@@ -63,17 +64,28 @@ def refusal(path: Path) -> Optional[str]:
     return None
 
 
-def write_fixed(path: Path, data: bytes) -> None:
-    """`fix`'s write of ``path``: refused (``NotWritten``) by ``refusal``; in place for a file a
-    rename would change (``_identity_kept`` fails); else atomic. OSError: the write failed."""
+def write_fixed(path: Path, data: bytes, expected: Optional[bytes] = None) -> None:
+    """`fix`'s write of ``path``: refused (``NotWritten``) by ``refusal``, or when the file no
+    longer holds ``expected`` (the bytes the fix was made from: another program changed it
+    meanwhile); in place for a file a rename would change (``_identity_kept`` fails); else atomic.
+    OSError: the write failed."""
     why = refusal(path)
     if why:
         raise NotWritten(why)
+    if expected is not None and _read(path) != expected:
+        raise NotWritten("the file changed while fix worked on it; its new contents are kept: run fix again")
     st = os.stat(path)
     if _identity_kept(st):
         write_atomic(path, data)
     else:
         _write_in_place(path, data)
+
+
+def _read(path: Path) -> Optional[bytes]:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _identity_kept(st: os.stat_result) -> bool:
@@ -97,28 +109,83 @@ def _keep_owner(tmp: str, st: os.stat_result) -> None:
             os.chown(tmp, st.st_uid, st.st_gid)
 
 
+class Damaged(OSError):
+    """An in-place write failed and so did writing the old bytes back: the file may be damaged."""
+
+
 def _write_in_place(path: Path, data: bytes) -> None:
     """Overwrite the file's bytes, keeping its inode: hard links, owner, mode, ACLs all stay (as
-    ruff writes). Not atomic: if the write fails the old bytes are written back, and the error
-    raised; a SIGKILL in the write itself can leave the file part written."""
-    with open(path, "r+b") as handle:
-        old = handle.read()
+    ruff writes). Not atomic, so: the space the new bytes need is reserved first (a full disk
+    fails there, before a byte is written); the bytes are written unbuffered; if the write fails
+    the old bytes are written back through a fresh descriptor and the error raised; and if even
+    that fails, the old bytes are saved to another file and ``Damaged`` says where. A SIGKILL in
+    the write itself can still leave the file part written."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        old = _read_all(fd)
+        _reserve(fd, len(data))
         try:
-            _overwrite(handle, data)
-        except BaseException:
+            _overwrite(fd, data)
+        except BaseException as exc:
             try:
-                _overwrite(handle, old)
-            except OSError:
-                pass
+                restore = os.open(path, os.O_WRONLY)
+                try:
+                    _overwrite(restore, old)
+                finally:
+                    os.close(restore)
+            except OSError as again:
+                saved = _save_copy(path, old)
+                where = f"its original bytes are saved at {saved}" if saved else "its original bytes could not be saved"
+                raise Damaged(f"{exc}; writing the original back failed too ({again}): {path} may be damaged; "
+                              f"{where}") from exc
             raise
+    finally:
+        os.close(fd)
 
 
-def _overwrite(handle, data: bytes) -> None:
-    handle.seek(0)
-    handle.write(data)
-    handle.truncate()
-    handle.flush()
-    os.fsync(handle.fileno())
+def _read_all(fd: int) -> bytes:
+    chunks: List[bytes] = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Allocate ``size`` bytes of the file now (ENOSPC here leaves it untouched); a file system
+    that cannot allocate ahead (EOPNOTSUPP, EINVAL) is written without."""
+    if size and hasattr(os, "posix_fallocate"):
+        try:
+            os.posix_fallocate(fd, 0, size)
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise
+
+
+def _overwrite(fd: int, data: bytes) -> None:
+    """``data`` from offset 0, unbuffered (a failed write leaves no buffer to flush later), then
+    the file cut to its length and synced."""
+    view, done = memoryview(data), 0
+    while done < len(data):
+        done += os.pwrite(fd, view[done:], done)
+    os.ftruncate(fd, len(data))
+    os.fsync(fd)
+
+
+def _save_copy(path: Path, data: bytes) -> Optional[str]:
+    """Save ``data`` beside ``path``, else in the temporary folder; the path, or None."""
+    import tempfile
+
+    for folder in (path.parent, Path(tempfile.gettempdir())):
+        try:
+            fd, name = tempfile.mkstemp(prefix=f"{path.name}.", suffix=".jaxmigrate-original", dir=folder)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            return name
+        except OSError:
+            continue
+    return None
 
 
 def remove_stale_temporaries(folders: Iterable[Path]) -> int:

@@ -26,12 +26,12 @@ def _settle(result) -> None:
         result.findings = result.fixed_findings if result.fixed_findings is not None else result.findings
     elif result.on_disk is not None:
         result.findings = result.on_disk
-    result.new_bytes = result.fixed_findings = result.on_disk = None
+    result.new_bytes = result.original = result.fixed_findings = result.on_disk = None
 
 
 def _write(result) -> None:
     """Write a verified file; a refusal or a failed write is its error (it keeps its findings)."""
-    result.error = write_or_say_why(Path(result.path), result.new_bytes)
+    result.error = write_or_say_why(Path(result.path), result.new_bytes, expected=result.original)
     if result.error:
         result.changed, result.fixes_applied = False, 0
 
