@@ -202,15 +202,55 @@ def _top_search() -> ModuleAttributeSearch:
 
 
 def history_wants(data: bytes) -> bool:
-    """Whether a file with these bytes can refer to a name some JAX release removed or deprecated."""
+    """Whether a file with these bytes can refer to a name some JAX release removed or deprecated:
+    its last part and its module's words are words of the file, and that last part is read as one
+    (``_referenced``)."""
     if b"jax" not in data:
         return False  # every such name is reached through an import of `jax...`
     words = set(data.translate(_WORDS).split())
     top = False
+    imported = None
     for last in words & _names()[1]:  # a set with a set: walks the smaller (a dict would be walked whole)
         paths, under_jax = _paths(last)
-        for parts in paths:
-            if parts <= words:
+        if any(parts <= words for parts in paths):
+            if imported is None:
+                imported = _imported(data)
+            if imported is True or last in imported or _read_as_name(data, last):
                 return True
         top = top or under_jax
     return top and _top_search()(data)  # the search only where a word is there
+
+
+def _read_as_name(data: bytes, last: bytes) -> bool:
+    """Whether the word ``last`` occurs where the resolver can read it as a name's last part: after
+    a dot (an attribute chain, ``import a.b.last``; spaces and backslash continuations between),
+    or quoted (an option named to ``jax.config.update``). A word that starts a line is taken when
+    the line before ends with a dot or a backslash, or holds a comment (which may hide one)."""
+    pos, size = data.find(last), len(last)
+    while pos != -1:
+        end = pos + size
+        if (not pos or _WORDS[data[pos - 1]] == 32) and (end == len(data) or _WORDS[data[end]] == 32):
+            start = gap_start(data, pos)
+            if start and data[start - 1] in b".\"'":
+                return True
+            if b"\n" in data[start:pos] or b"\r" in data[start:pos]:
+                line_end = start
+                line_start = max(data.rfind(b"\n", 0, line_end), data.rfind(b"\r", 0, line_end)) + 1
+                line = data[line_start:line_end].rstrip()
+                if line.endswith((b".", b"\\")) or b"#" in line:
+                    return True
+        pos = data.find(last, end)
+    return False
+
+
+def _imported(data: bytes):
+    """The names ``from ... import`` statements bind (the only other way to a name's last part),
+    or True for a file with a star import (its names are not spelled)."""
+    if _STAR.search(data):
+        return True
+    from jaxmigrate.analysis.module_graph import imported_names
+
+    return {name.encode() for level, _, names in imported_names(data) if not level for name in names}
+
+
+_STAR = re.compile(rb"\bimport[ \t]*\*")

@@ -233,3 +233,24 @@ def test_module_word_searches_answer_as_their_patterns():
         assert _config_module_use(data) is config, data
         seen.add((tree, config))
     assert seen == {(False, False), (False, True), (True, False), (True, True)}
+
+
+@pytest.mark.parametrize("source,wanted", [
+    (b"import jax.numpy as jnp\nx = jnp.product(a)\n", True),
+    (b"from jax.numpy import product\n", True),
+    (b"from jax.numpy import (\n    ones,\n    product,\n)\n", True),
+    (b"import jax.numpy as jnp\nx = jnp. \\\n  product(a)\n", True),
+    (b"import jax.numpy as jnp\nx = (jnp.  # why\n     product(a))\n", True),
+    (b"from jax.numpy import *\nx = product(a)\n", True),
+    (b"import jax\njax.config.update('jax_enable_mlir', True)\n", True),  # an option, quoted
+    (b"import jax\n# jax_enable_mlir is on by default in jax.config\n", False),
+    # the words are there, but `product` is never read as a name's last part
+    (b"import jax.numpy as jnp\n# the product of numpy arrays\nx = jnp.ones(3)\n", False),
+    (b"import jax.numpy as jnp\nproduct = 3\nprint(product, jnp.ones(2))\n", False),
+])
+def test_the_history_prefilter_wants_a_last_part_read_as_a_name(source, wanted):
+    """`jax.numpy.product` (removed): its words in a file are not enough, `product` must be read as
+    an attribute, an imported name, a quoted option, or hide behind a star import or a comment."""
+    from jaxmigrate.prefilter import history_wants
+
+    assert history_wants(source) is wanted
