@@ -338,8 +338,11 @@ def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: 
 
     try:
         nb, module = notebook.load(raw)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise SyntaxError(f"not a readable notebook: {exc}") from exc
+    except notebook.Unsupported as exc:
+        raise SyntaxError(f"not a supported notebook: {exc}", (display, 1, 1, None)) from exc
+    except (ValueError, KeyError, TypeError) as exc:  # JSONDecodeError (a ValueError) says where
+        where = (display, getattr(exc, "lineno", 1), getattr(exc, "colno", 1), None)
+        raise SyntaxError(f"not a readable notebook: {getattr(exc, 'msg', exc)}", where) from exc
     findings, text, applied, first, parts = _run_rules(module, display, rules, settings, join_imports=False)
 
     def located(found: List[Finding]) -> List[Finding]:
