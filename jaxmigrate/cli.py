@@ -408,19 +408,40 @@ def verify(files, devices, processes, timeout, output_format, suites, legacy_jax
     processes) and compares per test id the outcome and every compiled call's value.
 
     This command EXECUTES the given files. Exit 0: equivalent, 1: divergent, 2: undecidable (a
-    side could not run, BEFORE raised under the legacy runtime, or a time-out).
+    side could not run, BEFORE raised under the legacy runtime, or a time-out); 128 + the signal
+    when stopped before a verdict (130: Ctrl-C, 143: SIGTERM), with no process of it left.
     """
     _require_jax()
     if devices % processes:
         raise click.BadParameter(f"{devices} devices cannot be split evenly over {processes} processes",
                                  param_hint="--devices/--processes")
-    if suites:
-        return _verify_suites(files, devices, processes, timeout, output_format, legacy_jax)
-    if len(files) > 2:
+    if suites and not (len(files) >= 2 and all(os.path.isdir(f) for f in files[:2])):
+        raise click.UsageError("--pytest takes BEFORE_DIR AFTER_DIR [-- PYTEST_ARGS]")
+    if not suites and len(files) > 2:
         raise click.UsageError("give BEFORE.py AFTER.py, or one FILE.py")
-    for name in files:
+    for name in files if not suites else ():
         if not os.path.isfile(name):
             raise click.BadParameter(f"{name!r} is not a file", param_hint="FILES")
+    import signal
+
+    from jaxmigrate.verify import _lifeline, report
+
+    notice = report.running_notice(files[0], files[1] if len(files) > 1 else files[0], legacy_jax, suites=suites,
+                                   migrated=len(files) == 1)
+    click.echo(notice, err=True)  # before anything runs
+    with _lifeline.ending_on_signals():
+        try:
+            if suites:
+                return _verify_suites(files, devices, processes, timeout, output_format, legacy_jax)
+            _verify_scripts(files, devices, processes, timeout, output_format, legacy_jax)
+        except (KeyboardInterrupt, _lifeline.Ended) as stop:  # Ctrl-C, SIGTERM, SIGHUP: all cleaned up by now
+            signum = getattr(stop, "signum", signal.SIGINT)
+            click.echo(f"Interrupted ({signal.Signals(signum).name}): verify stopped before a verdict; its "
+                       "processes are ended and its temporary folders removed.", err=True)
+            sys.exit(128 + signum)
+
+
+def _verify_scripts(files, devices, processes, timeout, output_format, legacy_jax) -> None:
     from jaxmigrate.verify import report, runner
 
     options = dict(devices=devices, processes=processes, timeout=60.0 if timeout is None else timeout,

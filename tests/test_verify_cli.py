@@ -53,7 +53,11 @@ def test_pair_equivalent_text():
     case = FIXTURES / "JM101" / "positional_specs"
     result = CliRunner().invoke(main, ["verify", str(case / "before.py"), str(case / "after.py")])
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("EQUIVALENT: ")
+    # its first line says that it runs the code (on stderr, before it does); the verdict leads stdout
+    first = result.output.splitlines()[0]
+    assert first.startswith("jaxmigrate verify runs the given code: ") and str(case / "before.py") in first
+    assert "on the legacy runtime" in first and result.stderr.startswith(first)
+    assert result.stdout.startswith("EQUIVALENT: ")
 
 
 @needs_jax
@@ -66,9 +70,13 @@ def test_one_file_divergent_json(tmp_path):
         "after = [len(d.live_buffers()) for d in jax.devices()]\n"
     )
     result = CliRunner().invoke(main, ["verify", str(script), "--format", "json", "--devices", "4", "--processes", "1"])
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert result.exit_code == 1, result.output
     assert report["verdict"] == "divergent" and report["devices"] == 4
+    assert list(report)[0] == "executed" and report["executed"][0] == str(script)
+    assert report["executed"][1].startswith(f"{script} (migrated in memory")
+    assert result.stderr.startswith("jaxmigrate verify runs the given code: ")
+    assert "its migration (made in memory)" in result.stderr.splitlines()[0]
     assert report["differences"][0]["where"] == "global `after`"
 
 

@@ -55,7 +55,8 @@ def test_tests_failing_on_both_sides_are_named(tmp_path):
     before, after = _project(tmp_path, "fails_on_both")
     result = CliRunner().invoke(main, ["verify", "--pytest", before, after])
     assert result.exit_code == 0, result.output  # the passing tests are evidence; the rest is said
-    first = result.output.splitlines()[0]
+    assert result.stderr.startswith("jaxmigrate verify runs the given code: the tests in ")
+    first = result.stdout.splitlines()[0]
     assert first.startswith("EQUIVALENT (2 test(s) fail on both sides): tests in"), result.output
     assert ("equivalent on 2 test(s) that pass on both sides (same outcomes and values); 2 fail on both sides, "
             "not verified beyond the values they computed before failing: test_model.py::test_expectation_fails, "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -47,9 +49,12 @@ def _suites(tmp_path, after_text):
 def test_migrated_suite_is_equivalent(tmp_path):
     before, after = _suites(tmp_path, LEGACY_TESTS)
     assert CliRunner().invoke(main, ["fix", "--unsafe-fixes", after]).exit_code == 0  # all the way to jax.jit
-    result = CliRunner().invoke(main, ["verify", "--pytest", before, after])
+    result = CliRunner().invoke(main, ["verify", "--pytest", before, after, "--format", "json"])
     assert result.exit_code == 0, result.output
-    assert "equivalent on 2 test(s) that pass on both sides (same outcomes and values)" in result.output
+    assert result.stderr.startswith(f"jaxmigrate verify runs the given code: the tests in {before} ")
+    report = json.loads(result.stdout)
+    assert report["executed"] == [before, after]
+    assert "equivalent on 2 test(s) that pass on both sides (same outcomes and values)" in report["reason"]
 
 
 def test_wrong_migration_changes_an_outcome(tmp_path):

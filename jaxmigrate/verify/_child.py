@@ -6,8 +6,10 @@ several processes ``jax.distributed.initialize`` on 127.0.0.1 (the script's own 
 nothing); the legacy runtime on the before side; the recorder (``_recorder``); the global
 generators seeded; the script, run as ``__main__`` the way its project runs it (``--module``
 for a package module, ``--path-entry`` first on sys.path); then its observations are pickled to
-``--out``: every compiled call's value and donated inputs in call order, the observable module
-globals at exit, the files written in the working folder, and the uncaught exception if any.
+the open file ``--out-fd`` (``_channel``: a file with no name the verifier gave it): every
+compiled call's value and donated inputs in call order, the observable module globals at exit,
+the files written in the working folder, and the uncaught exception if any. Before all that,
+the process ties its life to the verifier's (``_channel.bind_to_parent``).
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from __future__ import annotations
 import argparse
 import builtins
 import os
-import pickle
 import sys
 import time
 import traceback
 import types
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
+
+from jaxmigrate.verify._channel import bind_to_parent, write_result
 
 
 def _drop_working_dir_from_path() -> None:
@@ -98,11 +101,12 @@ def _describe(exc: BaseException) -> Dict[str, str]:
 
 
 def main(argv=None) -> None:
+    bind_to_parent()  # first: die with the verifier, before anything of the user's runs
     parser = argparse.ArgumentParser(prog="python -m jaxmigrate.verify._child")
     parser.add_argument("--side", choices=["before", "after"], required=True)
     parser.add_argument("--script", required=True, help="the file to run")
     parser.add_argument("--filename", help="the name it runs under (__file__); default: --script")
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out-fd", type=int, required=True, help="the open file the results go to")
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--process-id", type=int, default=0)
     parser.add_argument("--port", type=int, default=0)
@@ -162,10 +166,7 @@ def main(argv=None) -> None:
         from jaxmigrate.verify.legacy import _renamed
 
         result["trusted"] = sorted(_renamed.USED)
-    tmp = args.out + ".tmp"
-    with open(tmp, "wb") as f:
-        pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, args.out)
+    write_result(args.out_fd, result)
     sys.stdout.flush()
     sys.stderr.flush()
     if args.processes > 1:

@@ -6,19 +6,22 @@ side's tree are pointed at this side's (``_origin``); with several processes
 Before each test: the global generators are seeded. Per test id it records the outcome
 (passed / failed / error / skipped), the first error lines, and every compiled call's
 observation made during the test's setup, call and teardown; collection errors by node id.
-At the end of the session all of it is pickled to ``$JAXMIGRATE_VERIFY_OUT``.
+At the end of the session all of it is pickled to the open file ``$JAXMIGRATE_VERIFY_OUT_FD``
+(``_channel``: a file with no name the verifier gave it). Before all that, the process ties its
+life to the verifier's (``_channel.bind_to_parent``).
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 from typing import Any, Dict, List, Optional
 
 import pytest
 
+from jaxmigrate.verify import _channel
+
 _SIDE = os.environ.get("JAXMIGRATE_VERIFY_SIDE", "after")
-_OUT = os.environ.get("JAXMIGRATE_VERIFY_OUT")
+_OUT_FD = os.environ.get("JAXMIGRATE_VERIFY_OUT_FD")
 _PROCESSES = int(os.environ.get("JAXMIGRATE_VERIFY_PROCESSES", "1"))
 _PROCESS_ID = int(os.environ.get("JAXMIGRATE_VERIFY_PROCESS_ID", "0"))
 _PORT = int(os.environ.get("JAXMIGRATE_VERIFY_PORT", "0"))
@@ -57,7 +60,8 @@ def _set_up() -> None:
     seed()
 
 
-if _OUT:
+if _OUT_FD:
+    _channel.bind_to_parent()
     _set_up()
 
 
@@ -100,14 +104,11 @@ def pytest_collectreport(report) -> None:
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
-    if not _OUT:
+    if not _OUT_FD:
         return
     from jaxmigrate.verify import _origin
 
     result = {"side": _SIDE, "process": _PROCESS_ID, "tests": _tests, "collect_errors": _collect_errors,
               "outside": _outside, "exitstatus": int(exitstatus), "redirected": _redirected,
               "foreign": _origin.foreign()}
-    tmp = _OUT + ".tmp"
-    with open(tmp, "wb") as f:
-        pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, _OUT)
+    _channel.write_result(int(_OUT_FD), result)

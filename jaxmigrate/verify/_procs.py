@@ -3,14 +3,19 @@
 Each side runs in ``processes`` fresh Python processes, all sides at once, each process in its
 own session so that a time-out (or the end of its side) kills its whole process group. Only the
 loopback interface is used (the coordinator of a multi-process side listens on 127.0.0.1 at a
-free port). A process writes its observations, pickled, to the path it is given; nothing
-outlives ``run_launches``.
+free port). Nothing outlives ``run_launches``, nor the verifier (``_lifeline``: signals, the
+keeper; ``_channel.bind_to_parent`` in each process).
+
+Each side has a folder of its own (mode 0700, made apart from the other side's, so that no
+folder above a side's holds the other's), with a folder per process: its scratch working
+folder, and its link to jaxmigrate for a real legacy JAX. A process's results and output go to
+files with no name that it is given open (``_channel``): nothing a side is given, its
+arguments, environment, working folder or open files, leads to the other side's results.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import signal
 import socket
 import subprocess
@@ -20,13 +25,16 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple, cast
+from typing import IO, Any, Callable, Dict, List, Optional, Tuple, cast
+
+from jaxmigrate.verify import _channel, _lifeline
 
 GRACE_SECONDS = 2.0  # a side whose observations are all written (or that already failed) gets this long to exit
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
-# (process id, port, out path) -> (command, working directory, environment)
-Launch = Callable[[int, int, Path], Tuple[List[str], str, Dict[str, str]]]
+# (process id, port, the process's own folder, the descriptor of its result file) -> (command,
+# working directory, environment)
+Launch = Callable[[int, int, Path, int], Tuple[List[str], str, Dict[str, str]]]
 
 
 @dataclass
@@ -92,40 +100,55 @@ def script_launch(side: str, script: str, filename: str, processes: int, env: Di
         extra += ["--module", layout.module]
     env = dict(env, PYTHONSAFEPATH="1")  # the working folder is not on sys.path (a logging.py there)
 
-    def launch(i: int, port: int, out: Path):
-        cwd = mirror(layout.base, out.parent / f"{out.stem}.cwd")
+    def launch(i: int, port: int, folder: Path, out_fd: int):
+        cwd = mirror(layout.base, folder / "cwd")
         cmd = [python or sys.executable, "-m", "jaxmigrate.verify._child", "--side", side, "--script", script,
-               "--filename", filename, "--out", str(out), "--processes", str(processes),
+               "--filename", filename, "--out-fd", str(out_fd), "--processes", str(processes),
                "--process-id", str(i), "--port", str(port), *extra]
-        return cmd, cwd, (real_legacy(env, out.parent) if python else env)
+        return cmd, cwd, (real_legacy(env, folder) if python else env)
 
     return launch
 
 
 class _Side:
-    def __init__(self, side: str, launch: Launch, processes: int, workdir: Path):
+    def __init__(self, side: str, processes: int):
         self.side = side
-        port = free_port() if processes > 1 else 0
+        self.processes = processes
         self.runs = [ProcessRun(side, i) for i in range(processes)]
-        self.outs = [workdir / f"{side}.{i}.pkl" for i in range(processes)]
-        self.logs = [workdir / f"{side}.{i}.log" for i in range(processes)]
+        self.folder = _lifeline.make_folder(f"jaxmigrate-verify-{side}-")
+        self.outs: List[IO[bytes]] = []  # result files, without a name (``_channel``)
+        self.logs: List[IO[bytes]] = []  # standard output and error, without a name
         self.procs: List[subprocess.Popen] = []
         self.done_at: Optional[float] = None
         self.killed = False
-        for i in range(processes):
-            cmd, cwd, env = launch(i, port, self.outs[i])
-            with open(self.logs[i], "wb") as log:
-                self.procs.append(subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                                   stderr=subprocess.STDOUT, start_new_session=True))
+
+    def start(self, launch: Launch) -> None:
+        port = free_port() if self.processes > 1 else 0
+        for i in range(self.processes):
+            folder = Path(self.folder) / f"p{i}"
+            folder.mkdir(mode=0o700)
+            self.outs.append(tempfile.TemporaryFile())
+            self.logs.append(tempfile.TemporaryFile())
+            out = self.outs[i].fileno()
+            cmd, cwd, env = launch(i, port, folder, out)
+            env = dict(env, **{_channel.PARENT_ENV: str(os.getpid())})
+            with _lifeline.uninterrupted():  # started and known to the keeper, or not started
+                self.procs.append(subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                                   stdout=self.logs[i], stderr=subprocess.STDOUT, pass_fds=(out,),
+                                                   start_new_session=True))
+                _lifeline.track_group(self.procs[-1].pid)
             self.runs[i].pid = self.procs[-1].pid
+
+    def written(self, i: int) -> bool:
+        return _channel.result_written(self.outs[i].fileno())
 
     def settled(self) -> bool:
         """All exited; or all observations written, or one process failed, and the grace is over."""
         codes = [p.poll() for p in self.procs]
         if all(c is not None for c in codes):
             return True
-        written = all(out.exists() for out in self.outs)
-        failed = any(c is not None and not out.exists() for c, out in zip(codes, self.outs))
+        written = all(self.written(i) for i in range(len(self.procs)))
+        failed = any(c is not None and not self.written(i) for i, c in enumerate(codes))
         if written or failed:
             self.done_at = self.done_at or time.monotonic()
             return time.monotonic() - self.done_at > GRACE_SECONDS
@@ -137,37 +160,49 @@ class _Side:
         Once only: a group id is not signalled again after its processes are gone."""
         if self.killed:
             return
-        self.killed = True
-        for run, proc in zip(self.runs, self.procs):
-            if proc.poll() is None:
-                run.timed_out = timed_out and not self.outs[run.process].exists()
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the group outlives its leader while it has members
-            except (ProcessLookupError, PermissionError):  # empty: nothing left
-                pass
-        for proc in self.procs:
-            proc.wait()
+        with _lifeline.uninterrupted():
+            self.killed = True
+            for run, proc in zip(self.runs, self.procs):
+                if proc.poll() is None:
+                    run.timed_out = timed_out and not self.written(run.process)
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)  # the group outlives its leader while it has members
+                except (ProcessLookupError, PermissionError):  # empty: nothing left
+                    pass
+            for proc in self.procs:
+                proc.wait()
+                _lifeline.forget_group(proc.pid)
 
     def collect(self) -> List[ProcessRun]:
         for run, proc, out, log in zip(self.runs, self.procs, self.outs, self.logs):
             run.returncode = proc.returncode
-            run.output = log.read_text(errors="replace") if log.exists() else ""
-            if out.exists():
-                with open(out, "rb") as f, warnings.catch_warnings():
+            log.seek(0)
+            run.output = log.read().decode(errors="replace")
+            if self.written(run.process):
+                with warnings.catch_warnings():
                     warnings.simplefilter("ignore", DeprecationWarning)  # numpy 1.x pickles (a real legacy JAX's venv)
-                    run.result = pickle.load(f)
+                    run.result = _channel.read_result(out.fileno())
         return self.runs
+
+    def close(self) -> None:
+        """Its files closed, its folder removed."""
+        with _lifeline.uninterrupted():
+            for f in self.outs + self.logs:
+                f.close()
+            _lifeline.remove_folder(self.folder)
 
 
 def run_launches(launches: Dict[str, Launch], *, processes: int, timeout: float) -> Dict[str, List[ProcessRun]]:
     """Start every side (``{side: launch}``) at once, each in ``processes`` processes; wait for
     all (at most ``timeout`` seconds); their process runs by side."""
-    with tempfile.TemporaryDirectory(prefix="jaxmigrate-verify-") as tmp:
-        sides: List[_Side] = []
+    sides: List[_Side] = []
+    try:
         timed_out = False
         try:
             for side, launch in launches.items():
-                sides.append(_Side(side, launch, processes, Path(tmp)))
+                with _lifeline.uninterrupted():  # its folder made and kept in ``sides``
+                    sides.append(_Side(side, processes))
+                sides[-1].start(launch)
             deadline = time.monotonic() + timeout
             while True:
                 for s in sides:
@@ -178,6 +213,11 @@ def run_launches(launches: Dict[str, Launch], *, processes: int, timeout: float)
                 time.sleep(0.02)
             timed_out = time.monotonic() > deadline
         finally:
-            for s in sides:
-                s.kill(timed_out=timed_out)
+            with _lifeline.uninterrupted():  # a signal now is acted on once every side is killed
+                for s in sides:
+                    s.kill(timed_out=timed_out)
         return {s.side: s.collect() for s in sides}
+    finally:
+        with _lifeline.uninterrupted():
+            for s in sides:
+                s.close()

@@ -10,11 +10,11 @@ nothing runs from the user's folder with half its files migrated.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Dict, List, Sequence
 
 from jaxmigrate.engine.pipeline import write_or_say_why
+from jaxmigrate.verify import _lifeline
 from jaxmigrate.verify._layout import copy_project, locate
 from jaxmigrate.verify.runner import Verdict, verify_files
 
@@ -38,14 +38,14 @@ def _write(result) -> None:
 
 def _verify_one(result, options) -> Verdict:
     """One file on its own: the fixed text in a temporary file run under the original's name."""
-    with tempfile.TemporaryDirectory(prefix="jaxmigrate-fixed-") as tmp:
+    with _lifeline.private_folder("jaxmigrate-fixed-") as tmp:
         fixed = os.path.join(tmp, os.path.basename(result.path))
         Path(fixed).write_bytes(result.new_bytes)
         return verify_files(result.path, fixed, before_name=result.path, after_name=result.path, **options)
 
 
 def _verify_tree(base: str, results: Sequence, options) -> Dict[int, Verdict]:
-    with tempfile.TemporaryDirectory(prefix="jaxmigrate-fixed-") as tmp:
+    with _lifeline.private_folder("jaxmigrate-fixed-") as tmp:
         tree = copy_project(base, Path(tmp) / "tree")
         if tree is None:
             return {id(r): _verify_one(r, options) for r in results}
@@ -103,7 +103,7 @@ def verify_suite_and_write(results: Sequence, tests: str, *, devices: int = 8, p
     base = project_root(tests_abs if os.path.isdir(tests_abs) else os.path.dirname(tests_abs))
     base = base or os.path.commonpath([os.path.dirname(tests_abs)] + [os.path.abspath(r.path) for r in changed])
     outside = [r for r in changed if not os.path.abspath(r.path).startswith(base.rstrip(os.sep) + os.sep)]
-    with tempfile.TemporaryDirectory(prefix="jaxmigrate-fixed-") as tmp:
+    with _lifeline.private_folder("jaxmigrate-fixed-") as tmp:
         tree = copy_project(base, Path(tmp) / "tree")
         verdict = None
         if tree is not None and not outside:

@@ -132,6 +132,19 @@ def difference_lines(d, indent: str = "    ") -> List[str]:
     return lines
 
 
+def running_notice(before: str, after: str, legacy_jax: str = "emulated", *, suites: bool = False,
+                   migrated: bool = False) -> str:
+    """The line `verify` starts with: it runs the given code, which, and on what."""
+    legacy = "the legacy runtime" if legacy_jax == "emulated" else f"the legacy side (--legacy-jax {legacy_jax})"
+    if suites:
+        what = f"the tests in {before} on {legacy} and those in {after} on the installed JAX"
+    elif migrated:
+        what = f"{before} on {legacy} and its migration (made in memory) on the installed JAX"
+    else:
+        what = f"{before} on {legacy} and {after} on the installed JAX"
+    return f"jaxmigrate verify runs the given code: {what}, in processes of their own"
+
+
 def render_text(verdict, max_differences: int = 5) -> str:
     v = verdict
     head = (f"{v.status.upper()}: {v.before} vs {v.after} "

@@ -9,13 +9,12 @@ differs between its two runs is unstable, left out and listed.
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AbstractSet, Any, Dict, List, Optional, Set, Tuple
 
-from jaxmigrate.verify import _origin
+from jaxmigrate.verify import _lifeline, _origin
 from jaxmigrate.verify._procs import ProcessRun, child_environment, free_port, run_launches, script_launch  # noqa: F401
 from jaxmigrate.verify.compare import Difference, compare_process
 from jaxmigrate.verify.observe import by_value
@@ -53,6 +52,7 @@ class Verdict:
 
     def to_dict(self) -> Dict[str, Any]:
         return {
+            "executed": [self.before, self.after],  # verify ran their code
             "verdict": self.status, "exit_code": self.exit_code, "reason": self.reason,
             "before": self.before, "after": self.after, "devices": self.devices, "processes": self.processes,
             "seconds": round(self.seconds, 3), "compared": self.compared,
@@ -242,7 +242,7 @@ def verify_migration(path: str, **options) -> Verdict:
     settings = Settings(tuple(r.code for r in ALL_RULES), fix=True, write=False, unsafe_fixes=True)
     outcome = transform(data, path, settings)
     migrated_bytes = outcome.text.encode(outcome.encoding) if outcome.changed else data
-    with tempfile.TemporaryDirectory(prefix="jaxmigrate-migrated-") as tmp:
+    with _lifeline.private_folder("jaxmigrate-migrated-") as tmp:
         migrated = os.path.join(tmp, os.path.basename(path))
         Path(migrated).write_bytes(migrated_bytes)
         verdict = verify_files(path, migrated, before_name=path, after_name=path, **options)

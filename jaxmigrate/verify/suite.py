@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import AbstractSet, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from jaxmigrate.verify import _origin
@@ -52,7 +53,8 @@ class SuiteVerdict:
         return {"equivalent": 0, "divergent": 1, "undecidable": 2}[self.status]
 
     def to_dict(self) -> Dict[str, Any]:
-        return dict(verdict=self.status, exit_code=self.exit_code, reason=self.reason, compared=self.compared,
+        return dict(executed=[self.before, self.after],  # verify ran the tests in both folders
+                    verdict=self.status, exit_code=self.exit_code, reason=self.reason, compared=self.compared,
                     differences=self.differences, errors=self.errors, failed_on_both=self.failed_on_both,
                     unstable=self.unstable, redirected=self.redirected, legacy=self.legacy,
                     outcomes=self.outcomes, seconds=round(self.seconds, 3))
@@ -64,13 +66,13 @@ def _launch(side: str, folder: str, pytest_args: Sequence[str], processes: int, 
     if trees:
         env = dict(env, **{_origin.ENV: trees})
 
-    def launch(i: int, port: int, out):
+    def launch(i: int, port: int, own: Path, out_fd: int):
         cmd = [python or sys.executable, "-m", "pytest", "-p", "jaxmigrate.verify._plugin", "-p", "no:cacheprovider",
                "-p", "no:randomly", "-q", "--continue-on-collection-errors", *pytest_args]
-        child_env = dict(env, JAXMIGRATE_VERIFY_SIDE=side, JAXMIGRATE_VERIFY_OUT=str(out),
+        child_env = dict(env, JAXMIGRATE_VERIFY_SIDE=side, JAXMIGRATE_VERIFY_OUT_FD=str(out_fd),
                          JAXMIGRATE_VERIFY_PROCESSES=str(processes), JAXMIGRATE_VERIFY_PROCESS_ID=str(i),
                          JAXMIGRATE_VERIFY_PORT=str(port))
-        return cmd, folder, (real_legacy(child_env, out.parent) if python else child_env)
+        return cmd, folder, (real_legacy(child_env, own) if python else child_env)
 
     return launch
 
