@@ -196,9 +196,10 @@ def test_an_nbformat_3_notebook_is_not_supported(tmp_path, command):
     assert result.exit_code == 2
     assert "JM000" in result.output and "not a supported notebook: nbformat 3" in result.output
     assert path.read_bytes() == before
-    # like a file without legacy names, one whose code has nothing to report passes unread
+    # one whose code has nothing to report is not passed unread either (it got "All checks passed")
     path.write_text(json.dumps(dict(V3, worksheets=[{"cells": [dict(V3["worksheets"][0]["cells"][0], input="x = 1")]}])))
-    assert CliRunner().invoke(main, [command, str(path)]).exit_code == 0
+    again = CliRunner().invoke(main, [command, str(path)])
+    assert again.exit_code == 2 and "not a supported notebook: nbformat 3" in again.output
 
 
 _LINE = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12).map(lambda s: "".join(s.splitlines()))

@@ -13,8 +13,8 @@ the changed lines stays as it was: outputs, metadata, key order, duplicate keys,
 indentation, line endings.
 
 nbformat 3 notebooks (cells under `worksheets`) are not supported: ``load`` raises
-``Unsupported``, and the prefilter reads their code cells so that one with something to report
-is reported as unsupported instead.
+``Unsupported``, and every one is reported so (the pipeline reads a notebook that holds
+``"worksheets"`` whatever the prefilter says of its code cells).
 """
 
 from __future__ import annotations
@@ -401,7 +401,7 @@ def prefilter_input(data: bytes, display: str) -> bytes:
         return data
     try:
         return load(decode(data).text)[1].encode("utf-8", "surrogatepass")
-    except Unsupported as exc:  # an nbformat 3 notebook with something to report is reported as unsupported
+    except Unsupported as exc:  # its code cells, for the rules' prefilter (it is reported as unsupported anyway)
         return exc.code.encode("utf-8", "surrogatepass")
     except (ValueError, KeyError, TypeError, AttributeError, SyntaxError, LookupError):
         return data  # not a readable notebook: the transform reports it

@@ -208,6 +208,8 @@ def transform(data: bytes, display: str, settings: Settings, active: Optional[Li
         rules += [rule for rule in (BY_CODE[c] for c in settings.rule_codes)
                   if rule not in rules and any(fact.key in keys for fact in rule.project_facts)]
     if not (rules or collect):
+        if display.endswith(".ipynb") and OLD_NOTEBOOK in data:  # an nbformat 3 notebook is said to be one
+            _transform_notebook(decode(data).text, "utf-8", display, [], settings)
         return Outcome([])
     source = decode(data)
     if display.endswith(".ipynb"):
@@ -219,6 +221,10 @@ def transform(data: bytes, display: str, settings: Settings, active: Optional[Li
             outcome.on_disk, outcome.left_on_disk = first, located_on_disk(findings, first, source.text, text)
     outcome.complete = len(codes) == len(settings.rule_codes)
     return outcome
+
+
+#: what an nbformat 3 notebook holds (its cells are under worksheets): read, whatever its code says
+OLD_NOTEBOOK = b'"worksheets"'
 
 
 def facts_by_key(keys: Sequence[str]) -> list:

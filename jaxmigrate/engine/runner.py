@@ -24,7 +24,7 @@ from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Finding, Fix
 from jaxmigrate.engine.discovery import SourceFile
 from jaxmigrate.engine.notebook import prefilter_input
-from jaxmigrate.engine.pipeline import FileResult, Settings, active_rules, process
+from jaxmigrate.engine.pipeline import OLD_NOTEBOOK, FileResult, Settings, active_rules, process
 from jaxmigrate.engine.suppression import skips_file
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def _one(file: SourceFile, settings: Settings) -> Tuple[FileResult, Optional["Ke
     store = not settings.fix and key is not None
     effective = settings.for_file(file.path)
     # a file with values of the project facts, and a member whose parts are wanted, are analysed whatever its bytes say
-    must = bool(settings.collect) or bool(effective.facts)
+    must = bool(settings.collect) or bool(effective.facts) or file.display.endswith(".ipynb") and OLD_NOTEBOOK in data
     active = None if must else active_rules(prefilter_input(data, file.display), _rules_of(effective.rule_codes))
     if not (must or active) or skips_file(data):
         return FileResult(file.display), key, store
