@@ -90,8 +90,12 @@ def test_a_from_import_joins_a_parenthesized_statement_on_a_line_of_its_own():
 
 def test_a_from_import_does_not_join_a_star_import_or_one_outside_the_leading_block():
     src = "import jax\nfrom jax.sharding import *\n\nx = 1\ntry:\n    from jax.lax import psum\nexcept ImportError:\n    pass\n"
+    # `Mesh` is one of the names the API history lists under jax.sharding: the star import binds it
     out = _add(src, ImportRef("jax.sharding", "Mesh"), ImportRef("jax.lax", "pmean"))
-    assert out == ("import jax\nfrom jax.lax import pmean\nfrom jax.sharding import *\nfrom jax.sharding import Mesh\n\n"
+    assert out == ("import jax\nfrom jax.lax import pmean\nfrom jax.sharding import *\n\n"
+                   "x = 1\ntry:\n    from jax.lax import psum\nexcept ImportError:\n    pass\n")
+    out = _add(src, ImportRef("jax.sharding", "Zed"), ImportRef("jax.lax", "pmean"))  # a name it does not bind
+    assert out == ("import jax\nfrom jax.lax import pmean\nfrom jax.sharding import *\nfrom jax.sharding import Zed\n\n"
                    "x = 1\ntry:\n    from jax.lax import psum\nexcept ImportError:\n    pass\n")
 
 
@@ -271,3 +275,14 @@ def test_a_from_import_of_a_submodule_already_loads_it():
     assert fix_imports(below, [ImportRef("jax.extend.core")], ()) == below
     relative = "import jax\nfrom .jax.extend.core import Primitive\nx = jax.extend.core\n"
     assert "import jax.extend.core\n" in fix_imports(relative, [ImportRef("jax.extend.core")], ())
+
+
+# A new name never hides another -------------------------------------------------------------
+def test_a_new_name_never_hides_a_builtin_or_a_name_the_file_reads():
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.analysis.imports import importer
+
+    ctx = FileContext.of("x = 1\n")
+    assert importer(ctx).reference("jax.tree.map") == ("jax.tree.map", (ImportRef("jax"),))  # not `from jax.tree import map`
+    read = FileContext.of("x = Mesh\n")  # unbound here: a name the module gets some other way
+    assert importer(read).reference("jax.sharding.Mesh") == ("jax.sharding.Mesh", (ImportRef("jax"),))

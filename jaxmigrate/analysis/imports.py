@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import builtins
 import itertools
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -25,6 +26,7 @@ from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.import_layout import import_edits, is_docstring, leading_imports, line_after, splice
 from jaxmigrate.analysis.import_text import render_without_names
 from jaxmigrate.analysis.statements import delete_statement, newline
+from jaxmigrate.catalog.api_history import exists
 from jaxmigrate.catalog.moves import BY_OLD, applies
 from jaxmigrate.core.findings import Edit, ImportRef
 
@@ -50,7 +52,8 @@ class Importer:
         Reuses a name visible there that is already bound to it (``P`` for PartitionSpec), else
         goes through a visible ``jax`` module, else imports the object under its own name at
         module level (or ``import jax`` when that name is taken, or when ``dotted`` asks for the
-        idiomatic ``jax.jit`` over ``from jax import jit``).
+        idiomatic ``jax.jit`` over ``from jax import jit``). A name a star import binds is reused
+        only where the target still has it in that module (no fix rewrites a star import).
         """
         resolver = self.ctx.resolver
         scope = resolver.scope_of(at) if at is not None else resolver.module_scope
@@ -66,7 +69,8 @@ class Importer:
         # what they resolve to, not found among every visible name (10,000 functions of a
         # module, each asking once, went through its 10,000 names each time)
         existing = sorted((n for bound in _bound_as(qualname) for n in resolver.visible_resolving_to(scope, bound)
-                           if resolver.is_import(n, scope) and _same_after_moves(n, bound, qualname, self.ctx.target)),
+                           if resolver.is_import(n, scope) and _same_after_moves(n, bound, qualname, self.ctx.target)
+                           and self._kept(n, scope, bound == qualname)),
                           key=lambda n: (n != name, len(n), n))
         if existing:
             return existing[0], ()
@@ -74,7 +78,8 @@ class Importer:
             jax_names = sorted(resolver.visible_resolving_to(scope, "jax"), key=lambda n: (n != "jax", n))
             if jax_names:
                 return jax_names[0] + qualname[3:], ()
-        if not dotted and not resolver.is_visible(name, scope) and not resolver.bound_in_any_scope(name):
+        if (not dotted and not resolver.is_visible(name, scope) and not resolver.bound_in_any_scope(name)
+                and name not in _BUILTINS and not self.ctx.names(name)):  # `from jax.tree import map` hides a builtin
             return name, (ImportRef(module, name),)
         root = qualname.split(".")[0]
         # `import jax` does not load `jax.extend.core`: a dotted path below a submodule imports it
@@ -100,6 +105,14 @@ class Importer:
         if not resolver.is_visible(alias, scope) and not resolver.bound_in_any_scope(alias):
             return alias, (ImportRef(module, None, alias),)
         return module, (ImportRef(module),)
+
+    def _kept(self, name: str, scope, exact: bool) -> bool:
+        """Whether a reuse of ``name`` survives the fix: a name a star import binds does only
+        when it is the very name wanted and the target still has it in that module (the star
+        import stays as it is: no rename through it)."""
+        stars = [b for b in self.ctx.resolver.bindings_of(name, scope)
+                 if isinstance(b.node, ast.ImportFrom) and b.node.names[0].name == "*"]
+        return not stars or exact and all(b.qualname is not None and exists(b.qualname, self.ctx.target) for b in stars)
 
     def root_import(self, root: ast.AST) -> Tuple[ImportRef, ...]:
         """The import that bound the root of a rewritten chain, to drop if it is now unused."""
@@ -329,6 +342,8 @@ def _after_magic_comments(ctx: FileContext) -> int:
         line += 1
     return ctx.line_start(line) if ctx.line_text(line) else len(ctx.source)
 
+
+_BUILTINS = frozenset(dir(builtins))
 
 # Submodules that ``import jax`` makes reachable as attributes, so ``jax.sharding.Mesh`` works
 # after a plain ``import jax`` (checked against jax 0.4.x and 0.10.x).
