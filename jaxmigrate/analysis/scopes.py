@@ -9,7 +9,8 @@ class's ASDL signature), and binding work only for the few statement kinds that 
 Scoping is light, as ``names.Resolver`` documents: modules, functions (``def``/``lambda``) and
 class bodies are scopes; imports, assignments, ``for``/``with``/``except`` targets, walrus
 targets, comprehension targets (in the enclosing scope), parameters and ``def``/``class``
-statements bind. ``from m import *`` of a JAX module binds, at the end of the walk, the public
+statements bind. A name a function declares ``global`` is bound in the module's scope, where the
+function rebinds it. ``from m import *`` of a JAX module binds, at the end of the walk, the public
 names the API history lists under ``m`` (``star_names``) that the module binds in no other way:
 an explicit import, ``def`` or assignment of the name is taken to win over the star import.
 """
@@ -38,9 +39,14 @@ class Scope:
         self.parent = parent
         self.kind = kind  # "module", "function", "class"
         self.bindings: Dict[str, List[Binding]] = {}
+        self.declared_global: Optional[set] = None  # the names a `global` statement here names
 
     def bind(self, name: str, binding: Binding) -> None:
-        self.bindings.setdefault(name, []).append(binding)
+        scope = self
+        if scope.declared_global is not None and name in scope.declared_global:
+            while scope.parent is not None:  # `global jax` then `jax = np`: the module's `jax`
+                scope = scope.parent
+        scope.bindings.setdefault(name, []).append(binding)
 
 
 def dotted(node: ast.AST) -> Optional[List[str]]:
@@ -254,6 +260,12 @@ def _except(walk_: Walk, node: ast.ExceptHandler, scope: Scope, push) -> bool:
     return False
 
 
+def _global(walk_: Walk, node: ast.Global, scope: Scope, push) -> bool:
+    if scope.kind != "module":
+        scope.declared_global = (scope.declared_global or set()) | set(node.names)
+    return False
+
+
 _BINDERS = {
     ast.FunctionDef: _function, ast.AsyncFunctionDef: _function, ast.Lambda: _function,
     ast.ClassDef: _class,
@@ -261,5 +273,5 @@ _BINDERS = {
     ast.Assign: _assign, ast.AnnAssign: _ann_assign,
     ast.AugAssign: _target_only, ast.NamedExpr: _target_only, ast.For: _target_only, ast.AsyncFor: _target_only,
     ast.comprehension: _target_only,
-    ast.withitem: _with_item, ast.ExceptHandler: _except,
+    ast.withitem: _with_item, ast.ExceptHandler: _except, ast.Global: _global,
 }
