@@ -108,7 +108,8 @@ class ModuleAttributeSearch:
 
     Such a name resolves only through ``module.name`` (spaces, backslash continuations, a closing
     parenthesis or comments around the dot allowed), ``from module import ... name`` (one
-    statement), or an alias of the module (``import module as m``, ``m = module``).
+    statement), ``from module import *`` (the resolver binds the module's public names from the
+    API history), or an alias of the module (``import module as m``, ``m = module``).
     ``jax.tree_util.tree_map`` and ``from jax.tree_util import tree_map`` match none.
 
     ``patterns`` states the forms, one regex each. Calling the object answers whether one of them
@@ -125,8 +126,8 @@ class ModuleAttributeSearch:
         undotted = rb"\b(?![\s\\)]*\.)"
         self.patterns: "Tuple[re.Pattern[bytes], ...]" = (
             re.compile(mod + attribute),
-            re.compile(rb"from[\s\\]+" + mod + rb"[\s\\]+import\b(?:[ \t]|\\\r?\n)*"
-                       rb"(?:\((?:[\w\s,\\]|#[^\n]*)*?|(?:[\w \t,]|\\\r?\n)*?)\b(?:" + alternatives + rb")\b"),
+            re.compile(rb"from[\s\\]+" + mod + rb"[\s\\]+import\b(?:[ \t]|\\\r?\n)*(?:\*|"
+                       rb"(?:\((?:[\w\s,\\]|#[^\n]*)*?|(?:[\w \t,]|\\\r?\n)*?)\b(?:" + alternatives + rb")\b)"),
             re.compile(mod + alias_as),
             re.compile(rb"=[\s\\(]*" + mod + undotted),
         )

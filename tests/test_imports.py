@@ -3,6 +3,8 @@ names' lines with the names (analysis/imports.py, analysis/import_text.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 from jaxmigrate.analysis.import_text import alias_comments, render_import_from
 from jaxmigrate.analysis.imports import fix_imports
 from jaxmigrate.core.findings import ImportRef
@@ -90,8 +92,12 @@ def test_a_from_import_joins_a_parenthesized_statement_on_a_line_of_its_own():
 
 def test_a_from_import_does_not_join_a_star_import_or_one_outside_the_leading_block():
     src = "import jax\nfrom jax.sharding import *\n\nx = 1\ntry:\n    from jax.lax import psum\nexcept ImportError:\n    pass\n"
+    # `Mesh` is one of the names the API history lists under jax.sharding: the star import binds it
     out = _add(src, ImportRef("jax.sharding", "Mesh"), ImportRef("jax.lax", "pmean"))
-    assert out == ("import jax\nfrom jax.lax import pmean\nfrom jax.sharding import *\nfrom jax.sharding import Mesh\n\n"
+    assert out == ("import jax\nfrom jax.lax import pmean\nfrom jax.sharding import *\n\n"
+                   "x = 1\ntry:\n    from jax.lax import psum\nexcept ImportError:\n    pass\n")
+    out = _add(src, ImportRef("jax.sharding", "Zed"), ImportRef("jax.lax", "pmean"))  # a name it does not bind
+    assert out == ("import jax\nfrom jax.lax import pmean\nfrom jax.sharding import *\nfrom jax.sharding import Zed\n\n"
                    "x = 1\ntry:\n    from jax.lax import psum\nexcept ImportError:\n    pass\n")
 
 
@@ -271,3 +277,137 @@ def test_a_from_import_of_a_submodule_already_loads_it():
     assert fix_imports(below, [ImportRef("jax.extend.core")], ()) == below
     relative = "import jax\nfrom .jax.extend.core import Primitive\nx = jax.extend.core\n"
     assert "import jax.extend.core\n" in fix_imports(relative, [ImportRef("jax.extend.core")], ())
+
+
+# A `jax.` reference is never written where `jax` means something else (issue 26, item 7) --------
+def _reference_at(source: str, name: str, qualname: str, dotted: bool = True):
+    """What the importer writes for ``qualname`` at the first load of ``name`` in ``source``."""
+    import ast
+
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.analysis.imports import importer
+
+    ctx = FileContext.of(source)
+    at = next(n for n in ctx.nodes(ast.Name) if n.id == name and isinstance(n.ctx, ast.Load))
+    return importer(ctx).reference(qualname, at=at, dotted=dotted)
+
+
+JAX_AS = (ImportRef("jax", None, "jax_"),)
+
+
+@pytest.mark.parametrize("source", [
+    "import numpy as jax\nx = jax.zeros(3)\ny = site\n",  # another module imported as `jax`
+    "def f(jax):\n    return site\n",  # a parameter
+    "def f():\n    jax = load()\n    return site\n",  # a local
+    "import jax\njax = jax.numpy\ny = site\n",  # rebound at module level
+    "import jax\nimport numpy as np\n\n\ndef f():\n    global jax\n    jax = np\n\n\ny = site\n",  # a global rebinding
+    "class C:\n    jax = 'numpy'\n    y = site\n",  # a class attribute
+])
+def test_the_importer_imports_jax_under_a_free_name_where_jax_means_something_else(source):
+    assert _reference_at(source, "site", "jax.jit") == ("jax_.jit", JAX_AS)
+    assert _reference_at(source, "site", "jax.sharding.Mesh") == ("jax_.sharding.Mesh", JAX_AS)
+    assert _reference_at(source, "site", "jax.sharding.Mesh", dotted=False) == ("Mesh", (ImportRef("jax.sharding", "Mesh"),))
+
+
+def test_where_jax_is_free_or_jax_itself_the_reference_is_plain():
+    assert _reference_at("def f(jax):\n    return jax\n\n\ny = site\n", "site", "jax.jit") == ("jax.jit", (ImportRef("jax"),))
+    assert _reference_at("import jax\ny = site\n", "site", "jax.jit") == ("jax.jit", ())
+    # `jax_` spelled anywhere, or bound, is not free either
+    assert _reference_at("import numpy as jax\njax_ = 1\ny = site + jax_2\n", "site", "jax.jit") == (
+        "jax_3.jit", (ImportRef("jax", None, "jax_3"),))
+
+
+def test_a_submodule_below_jax_is_imported_under_a_free_name_too():
+    """`import jax.extend.core` would bind `jax` (numpy here) as the jax package."""
+    assert _reference_at("import numpy as jax\ny = site\n", "site", "jax.extend.core.Primitive") == (
+        "jax_extend_core_.Primitive", (ImportRef("jax.extend.core", None, "jax_extend_core_"),))
+
+
+def test_a_module_reference_does_not_go_through_a_root_bound_elsewhere():
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.analysis.imports import importer
+
+    taken = FileContext.of("import numpy as jax\njnp = None\n")
+    assert importer(taken).module_reference("jax.numpy", "jnp") == ("jnp_", (ImportRef("jax.numpy", None, "jnp_"),))
+    free = FileContext.of("jnp = None\n")
+    assert importer(free).module_reference("jax.numpy", "jnp") == ("jax.numpy", (ImportRef("jax.numpy"),))
+
+
+def test_a_statement_stands_in_its_functions_scope():
+    """JM702 asks where a `with` statement stands: inside the function whose parameter is `jax`."""
+    import ast
+
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.analysis.imports import importer
+
+    ctx = FileContext.of("def f(jax, mesh):\n    with mesh:\n        pass\n\n\n@deco(jax)\ndef g(jax):\n    pass\n")
+    with_stmt = ctx.nodes(ast.With)[0]
+    assert importer(ctx).reference("jax.set_mesh", at=with_stmt, dotted=True) == ("jax_.set_mesh", JAX_AS)
+    g = next(d for d in ctx.nodes(ast.FunctionDef) if d.name == "g")
+    # a decorator stands in the enclosing scope, where `jax` is free
+    assert importer(ctx).reference("jax.jit", at=g.decorator_list[0], dotted=True) == ("jax.jit", (ImportRef("jax"),))
+
+
+def test_a_new_name_never_hides_a_builtin_or_a_name_the_file_reads():
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.analysis.imports import importer
+
+    ctx = FileContext.of("x = 1\n")
+    assert importer(ctx).reference("jax.tree.map") == ("jax.tree.map", (ImportRef("jax"),))  # not `from jax.tree import map`
+    read = FileContext.of("x = Mesh\n")  # unbound here: a name the module gets some other way
+    assert importer(read).reference("jax.sharding.Mesh") == ("jax.sharding.Mesh", (ImportRef("jax"),))
+
+
+def test_a_global_statement_binds_in_the_module_scope():
+    from jaxmigrate.analysis.context import FileContext
+
+    source = "import jax\nimport numpy as np\n\n\ndef use_numpy():\n    global jax\n    jax = np\n\n\nx = jax.jit\n"
+    resolver = FileContext.of(source).resolver
+    assert [b.kind for b in resolver.module_scope.bindings["jax"]] == ["import", "alias"]
+    assert resolver.resolve_name("jax", resolver.module_scope) is None  # JAX or numpy, depending on the call
+    local = FileContext.of("import jax\n\n\ndef f():\n    jax = 1\n\n\nx = jax.jit\n").resolver  # a local is not global
+    assert local.resolve_name("jax", local.module_scope) == "jax"
+
+
+NUMPY_AS_JAX = '''\
+import numpy as jax
+from jax.experimental.pjit import pjit
+from jax.experimental.maps import Mesh
+
+x = jax.zeros(3)
+g = pjit(abs, in_shardings=None)
+with Mesh(devices, ("x",)):
+    y = g(x)
+'''
+
+JAX_PARAMETER = '''\
+from jax.experimental.pjit import pjit
+from jax.experimental.maps import Mesh
+
+
+def run(jax, devices, x):
+    g = pjit(abs, in_shardings=None)
+    with Mesh(devices, ("x",)):
+        return g(x) + jax.numpy.zeros(3)
+'''
+
+
+@pytest.mark.parametrize("source", [NUMPY_AS_JAX, JAX_PARAMETER])
+def test_an_unsafe_fix_never_writes_jax_where_jax_means_something_else(source):
+    """Issue 26, item 7: `import jax` went above `import numpy as jax` (so `jax.jit` was numpy's),
+    and a parameter `jax` was used as the module; both ended with "0 findings left"."""
+    import ast
+
+    from jaxmigrate.analysis.context import FileContext
+    from tests.conftest import run
+
+    fixed = run(source, unsafe=True)
+    assert fixed.findings == []
+    assert "import jax as jax_\n" in fixed.text and "jax_.jit(abs" in fixed.text and "jax_.set_mesh(Mesh(" in fixed.text
+    ctx = FileContext.of(fixed.text)
+    for node in ctx.nodes(ast.Name):  # every `jax` the text reads means what it did before
+        if node.id == "jax" and isinstance(node.ctx, ast.Load):
+            assert ctx.qualname(node) in (None, "numpy")
+    code = [line for line in fixed.text.splitlines() if "jax." in line and not line.startswith(("from", "import"))]
+    assert [line for line in code if "jax_." not in line] == [  # the lines that read numpy's or the parameter's
+        line for line in source.splitlines() if "jax." in line and not line.startswith(("from", "import"))]

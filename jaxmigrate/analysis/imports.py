@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import builtins
 import itertools
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -24,7 +25,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.import_layout import import_edits, is_docstring, leading_imports, line_after, splice
 from jaxmigrate.analysis.import_text import render_without_names
+from jaxmigrate.analysis.names import canonical
 from jaxmigrate.analysis.statements import delete_statement, newline
+from jaxmigrate.catalog.api_history import exists
 from jaxmigrate.catalog.moves import BY_OLD, applies
 from jaxmigrate.core.findings import Edit, ImportRef
 
@@ -50,10 +53,14 @@ class Importer:
         Reuses a name visible there that is already bound to it (``P`` for PartitionSpec), else
         goes through a visible ``jax`` module, else imports the object under its own name at
         module level (or ``import jax`` when that name is taken, or when ``dotted`` asks for the
-        idiomatic ``jax.jit`` over ``from jax import jit``).
+        idiomatic ``jax.jit`` over ``from jax import jit``). A ``jax.`` reference is never written
+        where ``jax`` means something else (``import numpy as jax``, a parameter, an assignment,
+        a function's ``global jax``): there the module is imported under a name the file never
+        spells (``import jax as jax_``). A name a star import binds is reused only where the
+        target still has it in that module (no fix rewrites a star import).
         """
         resolver = self.ctx.resolver
-        scope = resolver.scope_of(at) if at is not None else resolver.module_scope
+        scope = self._scope_at(at) if at is not None else resolver.module_scope
         key = ("reference", qualname, id(scope), dotted, self.ctx.target)  # the answer depends on nothing else
         if key not in self._answers:
             self._answers[key] = self._reference(qualname, scope, dotted)
@@ -66,26 +73,32 @@ class Importer:
         # what they resolve to, not found among every visible name (10,000 functions of a
         # module, each asking once, went through its 10,000 names each time)
         existing = sorted((n for bound in _bound_as(qualname) for n in resolver.visible_resolving_to(scope, bound)
-                           if resolver.is_import(n, scope) and _same_after_moves(n, bound, qualname, self.ctx.target)),
+                           if resolver.is_import(n, scope) and _same_after_moves(n, bound, qualname, self.ctx.target)
+                           and self._kept(n, scope, bound == qualname)),
                           key=lambda n: (n != name, len(n), n))
         if existing:
             return existing[0], ()
         if qualname.startswith("jax.") and _reachable_from_jax(qualname):
-            jax_names = sorted(resolver.visible_resolving_to(scope, "jax"), key=lambda n: (n != "jax", n))
+            jax_names = sorted((n for n in resolver.visible_resolving_to(scope, "jax") if self._means(n, scope, "jax")),
+                               key=lambda n: (n != "jax", n))
             if jax_names:
                 return jax_names[0] + qualname[3:], ()
-        if not dotted and not resolver.is_visible(name, scope) and not resolver.bound_in_any_scope(name):
+        if (not dotted and not resolver.is_visible(name, scope) and not resolver.bound_in_any_scope(name)
+                and name not in _BUILTINS and not self.ctx.names(name)):  # `from jax.tree import map` hides a builtin
             return name, (ImportRef(module, name),)
         root = qualname.split(".")[0]
         # `import jax` does not load `jax.extend.core`: a dotted path below a submodule imports it
         needed = module if qualname.startswith("jax.") and not _reachable_from_jax(qualname) else root
-        return qualname, (ImportRef(needed),)
+        if self._root_free(root, scope):
+            return qualname, (ImportRef(needed),)
+        alias = self._fresh(needed.replace(".", "_"))  # `import jax as jax_`, `import jax.extend.core as jax_extend_core_`
+        return alias + qualname[len(needed):], (ImportRef(needed, None, alias),)
 
     def module_reference(self, module: str, alias: str, at: Optional[ast.AST] = None) -> Tuple[str, Tuple[ImportRef, ...]]:
         """A name for ``module`` where ``at`` stands (``np`` for numpy), and the import it needs:
         a visible import of it, else ``import module as alias``, else ``import module``."""
         resolver = self.ctx.resolver
-        scope = resolver.scope_of(at) if at is not None else resolver.module_scope
+        scope = self._scope_at(at) if at is not None else resolver.module_scope
         key = ("module", module, alias, id(scope))
         if key not in self._answers:
             self._answers[key] = self._module_reference(module, alias, scope)
@@ -99,7 +112,70 @@ class Importer:
             return visible[0], ()
         if not resolver.is_visible(alias, scope) and not resolver.bound_in_any_scope(alias):
             return alias, (ImportRef(module, None, alias),)
-        return module, (ImportRef(module),)
+        if self._root_free(module.split(".")[0], scope):
+            return module, (ImportRef(module),)
+        fresh = self._fresh(alias)
+        return fresh, (ImportRef(module, None, fresh),)
+
+    def _scope_at(self, at: ast.AST):
+        """The scope ``at`` stands in: a name's or chain's own, else that of the function or class
+        whose body holds it (a statement of a function is in the function's scope, its
+        decorators and defaults in the enclosing one)."""
+        node = at
+        while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        resolver = self.ctx.resolver
+        if isinstance(node, ast.Name):
+            return resolver.scope_of(node)
+        by_node = self.ctx.memo("scopes by node", lambda c: {id(s.node): s for s in c.resolver.scopes})
+        parents = self.ctx.parents
+        child, parent = at, parents.get(id(at))
+        while parent is not None:
+            if isinstance(parent, ast.Lambda) and parent.body is child or isinstance(
+                    parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(s is child for s in parent.body):
+                return by_node[id(parent)]
+            child, parent = parent, parents.get(id(parent))
+        return resolver.module_scope
+
+    def _root_free(self, root: str, scope) -> bool:
+        """Whether ``import root...`` at module level makes ``root`` mean that package where
+        ``scope`` stands: nothing there binds ``root``, or only an import of the package itself
+        (a parameter, an assignment, ``import numpy as jax`` or a function's ``global jax`` do)."""
+        return self.ctx.resolver.lookup(root, scope) is None or self._means(root, scope, root)
+
+    def _means(self, name: str, scope, qualname: str) -> bool:
+        """Whether every binding of ``name`` seen from ``scope`` binds ``qualname`` (an import of
+        it, or an assignment of a name for it; ``x = None`` fallbacks aside). Stricter than the
+        resolver, which passes over an assignment whose value it cannot read (``jax = jax.numpy``
+        next to ``import jax``: a cycle)."""
+        resolver = self.ctx.resolver
+        owner = resolver.lookup(name, scope)
+        if owner is None:
+            return False
+        for b in owner.bindings[name]:
+            if b.kind == "import":
+                if canonical(b.qualname) != qualname:
+                    return False
+            elif b.kind == "alias":
+                if b.value is None or resolver.qualname(b.value, owner) != qualname:
+                    return False
+            elif b.kind != "none":
+                return False
+        return True
+
+    def _fresh(self, base: str) -> str:
+        """A name no scope of the file binds and the file never spells: ``base_``, ``base_2``, ..."""
+        ctx, resolver = self.ctx, self.ctx.resolver
+        candidates = itertools.chain([base + "_"], (f"{base}_{i}" for i in itertools.count(2)))
+        return next(c for c in candidates if not resolver.bound_in_any_scope(c) and not ctx.names(c))
+
+    def _kept(self, name: str, scope, exact: bool) -> bool:
+        """Whether a reuse of ``name`` survives the fix: a name a star import binds does only
+        when it is the very name wanted and the target still has it in that module (the star
+        import stays as it is: no rename through it)."""
+        stars = [b for b in self.ctx.resolver.bindings_of(name, scope)
+                 if isinstance(b.node, ast.ImportFrom) and b.node.names[0].name == "*"]
+        return not stars or exact and all(b.qualname is not None and exists(b.qualname, self.ctx.target) for b in stars)
 
     def root_import(self, root: ast.AST) -> Tuple[ImportRef, ...]:
         """The import that bound the root of a rewritten chain, to drop if it is now unused."""
@@ -329,6 +405,8 @@ def _after_magic_comments(ctx: FileContext) -> int:
         line += 1
     return ctx.line_start(line) if ctx.line_text(line) else len(ctx.source)
 
+
+_BUILTINS = frozenset(dir(builtins))
 
 # Submodules that ``import jax`` makes reachable as attributes, so ``jax.sharding.Mesh`` works
 # after a plain ``import jax`` (checked against jax 0.4.x and 0.10.x).

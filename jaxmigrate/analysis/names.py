@@ -1,7 +1,8 @@
 """Resolve names and attribute chains to qualified names, on ``ast``, with light scoping.
 
 This is the cheap stand-in for LibCST's QualifiedNameProvider: imports anywhere in the module
-(module level, function bodies, ``try`` blocks) bind names; a function's parameters, its own
+(module level, function bodies, ``try`` blocks) bind names, and ``from jax... import *`` the
+module's public names the API history lists (``scopes.py``); a function's parameters, its own
 ``def``/``class`` statements and assignments shadow outer bindings. A name bound in one scope by
 both a JAX import and something else (a project's own ``def pjit``) resolves to nothing, so rules
 leave it alone.
@@ -65,6 +66,7 @@ class Resolver:
         self._scope_of = walked.scope_of
         self.imports = walked.imports
         self.scopes = walked.scopes
+        self.stars = walked.stars  # the module's `from jax... import *` statements, whose names the walk bound
         self._resolving: set = set()
         self._resolved: Dict[tuple, Optional[str]] = {}
         self._resolving_index: Dict[int, Dict[str, List[str]]] = {}  # see ``resolving_to``

@@ -9,7 +9,10 @@ class's ASDL signature), and binding work only for the few statement kinds that 
 Scoping is light, as ``names.Resolver`` documents: modules, functions (``def``/``lambda``) and
 class bodies are scopes; imports, assignments, ``for``/``with``/``except`` targets, walrus
 targets, comprehension targets (in the enclosing scope), parameters and ``def``/``class``
-statements bind.
+statements bind. A name a function declares ``global`` is bound in the module's scope, where the
+function rebinds it. ``from m import *`` of a JAX module binds, at the end of the walk, the public
+names the API history lists under ``m`` (``star_names``) that the module binds in no other way:
+an explicit import, ``def`` or assignment of the name is taken to win over the star import.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
+
+from jaxmigrate.catalog.api_history import star_names
 
 
 @dataclass
@@ -34,9 +39,14 @@ class Scope:
         self.parent = parent
         self.kind = kind  # "module", "function", "class"
         self.bindings: Dict[str, List[Binding]] = {}
+        self.declared_global: Optional[set] = None  # the names a `global` statement here names
 
     def bind(self, name: str, binding: Binding) -> None:
-        self.bindings.setdefault(name, []).append(binding)
+        scope = self
+        if scope.declared_global is not None and name in scope.declared_global:
+            while scope.parent is not None:  # `global jax` then `jax = np`: the module's `jax`
+                scope = scope.parent
+        scope.bindings.setdefault(name, []).append(binding)
 
 
 def dotted(node: ast.AST) -> Optional[List[str]]:
@@ -59,6 +69,7 @@ class Walk:
     scope_of: Dict[int, Scope]  # id(Name node) → the scope it stands in
     imports: List[ast.AST] = field(default_factory=list)
     scopes: List[Scope] = field(default_factory=list)
+    stars: List[ast.ImportFrom] = field(default_factory=list)  # module-level `from jax... import *`
 
 
 # ASDL types of fields that never hold a node worth visiting: identifiers, constants and the
@@ -128,7 +139,22 @@ def walk(module: ast.Module) -> Walk:
             elif isinstance(value, ast.AST):
                 parents[id(value)] = node
                 push((value, scope))
+    if result.stars:
+        _bind_stars(result)
     return result
+
+
+def _bind_stars(walk_: Walk) -> None:
+    """Bind what the module's ``from jax... import *`` statements bind (see the module's doc)."""
+    bindings = walk_.module_scope.bindings
+    explicit = {name for name, found in bindings.items() if any(b.kind != "none" for b in found)}
+    for node in walk_.stars:
+        module = node.module or ""
+        for name in star_names(module):
+            if name not in explicit:
+                # a module's own `import jax`, re-exported, is JAX itself
+                bindings.setdefault(name, []).append(Binding("import", "jax" if name == "jax" else f"{module}.{name}",
+                                                             node=node))
 
 
 # binders: bind what a node binds; return True when they pushed the node's children themselves
@@ -182,6 +208,9 @@ def _import_from(walk_: Walk, node: ast.ImportFrom, scope: Scope, push) -> bool:
     walk_.imports.append(node)
     for alias in node.names:
         if alias.name == "*":
+            module = node.module or ""
+            if not node.level and scope.kind == "module" and (module == "jax" or module.startswith("jax.")):
+                walk_.stars.append(node)
             continue
         qual = f"{node.module}.{alias.name}" if node.module and not node.level else None
         scope.bind(alias.asname or alias.name, Binding("import" if qual else "other", qual, node=node))
@@ -231,6 +260,12 @@ def _except(walk_: Walk, node: ast.ExceptHandler, scope: Scope, push) -> bool:
     return False
 
 
+def _global(walk_: Walk, node: ast.Global, scope: Scope, push) -> bool:
+    if scope.kind != "module":
+        scope.declared_global = (scope.declared_global or set()) | set(node.names)
+    return False
+
+
 _BINDERS = {
     ast.FunctionDef: _function, ast.AsyncFunctionDef: _function, ast.Lambda: _function,
     ast.ClassDef: _class,
@@ -238,5 +273,5 @@ _BINDERS = {
     ast.Assign: _assign, ast.AnnAssign: _ann_assign,
     ast.AugAssign: _target_only, ast.NamedExpr: _target_only, ast.For: _target_only, ast.AsyncFor: _target_only,
     ast.comprehension: _target_only,
-    ast.withitem: _with_item, ast.ExceptHandler: _except,
+    ast.withitem: _with_item, ast.ExceptHandler: _except, ast.Global: _global,
 }

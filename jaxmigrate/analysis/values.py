@@ -60,14 +60,14 @@ def why_rebound(ctx: FileContext, stmt: ast.Assign) -> Optional[str]:
     when ``stmt`` is its one binding: bound more than once in its scope, a class attribute (read
     through the class or its instances), declared ``global``/``nonlocal``, or deleted with ``del``."""
     target: ast.Name = stmt.targets[0]  # type: ignore[assignment]  # the caller's statement assigns a Name
+    declared = ctx.memo("global and nonlocal names", declared_names)
+    if target.id in declared:  # first: a function's `global t; t = ...` is also a binding of the module's `t`
+        return f"`{target.id}` is declared `{declared[target.id]}` in this module"
     bindings = ctx.bindings(target)
     if len(bindings) != 1 or bindings[0].node is not stmt:
         return f"`{target.id}` is bound more than once in its scope"
     if ctx.resolver.scope_of(target).kind == "class":
         return f"`{target.id}` is a class attribute, read through the class or its instances"
-    declared = ctx.memo("global and nonlocal names", declared_names)
-    if target.id in declared:
-        return f"`{target.id}` is declared `{declared[target.id]}` in this module"
     for name in ctx.names_bound_by(target.id, binding_scope(ctx, target)):
         if isinstance(name.ctx, ast.Del) and any(b.node is stmt for b in ctx.bindings(name)):
             return f"`{target.id}` is deleted with `del`"

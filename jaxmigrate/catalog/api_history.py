@@ -7,6 +7,7 @@ rule asks for its name), so a check that needs no history pays nothing for it.
 from __future__ import annotations
 
 import bisect
+import builtins
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -55,6 +56,20 @@ class History:
 
     def names(self) -> List[str]:
         return [line.partition("\t")[0] for line in self._lines]
+
+    def children(self, module: str) -> List[Tuple[str, str]]:
+        """``(name, kind)`` of each name listed directly under ``module`` (``pjit`` for
+        ``jax.experimental.pjit``), in name order: the rows that start with ``module.``, found by
+        bisection, with no further dot."""
+        prefix = module + "."
+        out: List[Tuple[str, str]] = []
+        i = bisect.bisect_left(self._lines, prefix)
+        while i < len(self._lines) and self._lines[i].startswith(prefix):
+            name, _, row = self._lines[i][len(prefix):].partition("\t")
+            if "." not in name:
+                out.append((name, row.split("\t", 2)[1]))
+            i += 1
+        return out
 
     def _row(self, qualname: str) -> Optional[str]:
         # a tab sorts before every character of a name, so a name's line sorts as the name does
@@ -132,6 +147,23 @@ def exists(qualname: str, target: Optional[Version]) -> bool:
     history = table(is_private(qualname))
     found = history.entry(qualname)
     return found is not None and history.present(found, history.index(target))
+
+
+@lru_cache(maxsize=None)
+def star_names(module: str) -> Tuple[str, ...]:
+    """The names ``from module import *`` binds, as far as the history knows without the
+    module's ``__all__``: every public name it lists directly under ``module`` in any release
+    (a star import binds the names that do not start with ``_``), but not the helpers the module
+    imported for its own use (kind ``i``: ``jax.experimental.pjit.core``), the options of the
+    ``jax.config`` object, nor Python's builtins (``jax.experimental.maps`` had its own ``zip``
+    and ``map``; a bare ``zip`` is read as the builtin, never reported as a removed JAX name).
+    Read once per module, and only for a file that star-imports it."""
+    history = table(is_private(module + ".x"))
+    return tuple(name for name, kind in history.children(module)
+                 if not name.startswith("_") and not kind.startswith(("i", "o")) and name not in _BUILTINS)
+
+
+_BUILTINS = frozenset(dir(builtins))
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,8 @@ class MovedNameRule(Rule):
             if finding:
                 yield finding
         yield from self._uses_without_replacement(ctx)
+        if ctx.resolver.stars:
+            yield from self._star_uses(ctx)
         if self.removals:
             for imp in ctx.nodes(ast.Import):
                 yield from self._import(ctx, imp)
@@ -141,6 +143,17 @@ class MovedNameRule(Rule):
                 note = f": {move.note}" if move.note else ""
                 yield self.finding(ctx, name, f"`{name.id}` (`{move.old}`) no longer exists in JAX and `{move.new}` does "
                                    f"not exist in the target JAX either{note}")
+
+    def _star_uses(self, ctx: FileContext) -> Iterator[Finding]:
+        """Each use of a moved name that only a star import binds (``from jax.experimental.maps
+        import *``, then ``Mesh``): the use is given the new name (the star import stays)."""
+        for name, qual in ctx.qualified(ast.Name):
+            move = self._move(qual)
+            if move is None or move.module or not isinstance(name.ctx, ast.Load) or not applies(move, ctx.target):
+                continue
+            if all(isinstance(b.node, ast.ImportFrom) and b.node.names[0].name == "*" for b in ctx.bindings(name)):
+                best = best_for_uses(move, ctx.target)
+                yield self.finding(ctx, name, f"`{qual}` moved to `{best}`", rewrite_use(ctx, name, move.old, best, "safe"))
 
     def _unused_removed_aliases(self, ctx: FileContext, node: ast.ImportFrom) -> List[ast.alias]:
         """The aliases of removed modules, and of removed names (in the target), that nothing reads."""
