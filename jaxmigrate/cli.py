@@ -282,16 +282,7 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
                         missing=len(missing), quiet=options["quiet"], to_stderr=True)
         sys.exit(_exit_code(results, missing, exit_zero))
     if verify_fixes:
-        from jaxmigrate.verify import gate
-
-        if verify_tests:
-            verdict = gate.verify_suite_and_write(results, verify_tests, legacy_jax=legacy_jax)
-            if verdict is not None:
-                from jaxmigrate.verify import suite
-
-                click.echo(suite.render(verdict), err=True)
-        else:
-            gate.verify_and_write(results, legacy_jax=legacy_jax)
+        _verify_and_write(results, verify_tests, legacy_jax)
     if diff:
         from jaxmigrate.reporting.terminal import diff as coloured
 
@@ -324,6 +315,37 @@ def _options(paths, options: dict) -> dict:
     elif options.get("stdin_filename"):
         raise click.UsageError("--stdin-filename goes with `-` as the path")
     return out
+
+
+def _verify_and_write(results, verify_tests, legacy_jax) -> None:
+    """fix --verify: RUN each changed file before and after (or the tests), write what verifies. It
+    says first that it runs code; Ctrl-C, SIGTERM or SIGHUP end every process it started, remove its
+    temporary folders and exit 128 + the signal; nothing is written then (writes follow the verdicts)."""
+    import signal
+
+    from jaxmigrate.verify import _lifeline, gate
+
+    changed = sum(1 for r in results if r.changed)
+    if changed:
+        what = f"the tests at {verify_tests}" if verify_tests else "each changed file"
+        click.echo(f"jaxmigrate fix --verify runs the given code: {what}, before and after the fix of {changed} "
+                   "file(s), in processes of their own", err=True)
+    with _lifeline.ending_on_signals():
+        try:
+            if verify_tests:
+                verdict = gate.verify_suite_and_write(results, verify_tests, legacy_jax=legacy_jax)
+                if verdict is not None:
+                    from jaxmigrate.verify import suite
+
+                    click.echo(suite.render(verdict), err=True)
+            else:
+                gate.verify_and_write(results, legacy_jax=legacy_jax)
+        except (KeyboardInterrupt, _lifeline.Ended) as stop:
+            signum = getattr(stop, "signum", signal.SIGINT)
+            click.echo(f"Interrupted ({signal.Signals(signum).name}): fix --verify stopped; its processes are ended "
+                       "and its temporary folders removed; no file was written (files are written once all are verified).",
+                       err=True)
+            sys.exit(128 + signum)
 
 
 def _verify_suites(args, devices, processes, timeout, output_format, legacy_jax="emulated"):

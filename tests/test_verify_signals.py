@@ -109,3 +109,52 @@ def test_verify_ended_by_a_signal_leaves_nothing_running(tmp_path, signum):
                     kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+
+
+LEGACY_BUSY = "import jax\n\nprint(jax.tree_map(abs, [1]))\n" + BUSY
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_fix_verify_ended_by_a_signal_leaves_nothing_running_and_nothing_written(tmp_path, signum):
+    """`fix --verify` says first that it runs the code, and ended from outside while it verifies,
+    leaves no process, no temporary folder and no file written, and exits 128 + the signal."""
+    marks, temp = tmp_path / "marks", tmp_path / "tmp"
+    marks.mkdir()
+    temp.mkdir()
+    target = tmp_path / "train.py"
+    target.write_text(LEGACY_BUSY.format(marks=str(marks), side="side"))
+    before = target.read_bytes()
+    env = dict(os.environ, TMPDIR=str(temp), PYTHONPATH=os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
+    proc = subprocess.Popen([sys.executable, "-m", "jaxmigrate", "fix", "--no-cache", "--verify", str(target)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=_sigint_default)
+    seen: Set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(marks.glob("*.*[0-9]"))) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+        seen = _descendants(proc.pid)
+        os.kill(proc.pid, signum)
+        out, err = proc.communicate(timeout=60)
+        ended = time.monotonic()
+        while any(_alive(pid) for pid in seen) and time.monotonic() < ended + 1.0:
+            time.sleep(0.05)
+        assert not [pid for pid in seen if _alive(pid)], "still running a second after fix --verify ended"
+        assert not os.listdir(temp), f"temporary folders left: {os.listdir(temp)}"
+        assert proc.returncode == 128 + signum, (proc.returncode, err)
+        assert err.decode().startswith("jaxmigrate fix --verify runs the given code"), err
+        assert b"Interrupted" in err and b"Traceback" not in err, err
+        assert target.read_bytes() == before
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in seen | _descendants(proc.pid):
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
