@@ -104,6 +104,42 @@ def test_a_text_parsed_recently_is_not_parsed_again():
     assert FileContext.of(text + "\n").tree is not first.tree
 
 
+@pytest.mark.parametrize("statement_edit", [False, True])
+def test_a_round_lets_the_parse_of_the_text_before_go_before_it_parses_the_new_one(monkeypatch, statement_edit):
+    """The text before a round is parsed by the analysis; once the round's edits are made only
+    its summary for the compile check is kept, so that a large module's two trees are never
+    held at once (by reference counting: the workers run with the cyclic collector paused)."""
+    import gc
+    import weakref
+
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.engine.pipeline import analyse
+    from jaxmigrate.rules import ALL_RULES
+
+    text = ("import jax\n\n\ndef f(x):\n    if jax.config.jax_array:\n        x = 1\n    return x\n" if statement_edit
+            else "import jax\n\nx = jax.tree_map(f, y)\n")
+    FileContext.forget()
+    gc.disable()
+    try:
+        fixes = [f.fix for f in analyse(text, "a.py", list(ALL_RULES)) if f.fix is not None]
+        assert fixes and any(bool(f.statement_edits) for f in fixes) == statement_edit
+        before = weakref.ref(FileContext.of(text, "a.py"))
+        alive = []
+        check = apply.check_compiles
+
+        def checking(baseline, after):
+            alive.append(before() is not None)
+            return check(baseline, after)
+
+        monkeypatch.setattr(apply, "check_compiles", checking)
+        fixed, applied = apply.apply_round(text, fixes)
+    finally:
+        gc.enable()
+        FileContext.forget()
+    assert applied and fixed != text
+    assert alive == [False]
+
+
 def _old_non_overlapping(fixes):
     """The check every fix against every chosen span that apply._non_overlapping replaced."""
     taken, chosen = [], []

@@ -142,6 +142,34 @@ def test_statements_on_one_line_are_compiled_once(monkeypatch):
     assert work[400] <= 4.5 * work[100]
 
 
+def test_a_fix_of_statements_on_one_line_compiles_linear_text(monkeypatch):
+    """The same through ``fix``: what the compile check compiles grows with the statements on the
+    line, not with their square."""
+    from dataclasses import replace
+
+    from jaxmigrate.engine import validate
+    from jaxmigrate.engine.pipeline import Settings, transform
+    from jaxmigrate.rules import ALL_RULES
+
+    settings = replace(Settings(tuple(r.code for r in ALL_RULES)), fix=True, write=False)
+    compiled = []
+
+    def counting(text, *args, **kwargs):
+        compiled.append(len(text))
+        return compile(text, *args, **kwargs)
+
+    monkeypatch.setattr(validate, "compile", counting, raising=False)
+    work = {}
+    for n in (100, 400):
+        compiled.clear()
+        source = "import jax\n\n" + "; ".join(f"x{i} = jax.tree_map(f, y{i})" for i in range(n)) + "\n"
+        outcome = transform(source.encode(), "one.py", settings)
+        assert outcome.text == source.replace("jax.tree_map", "jax.tree.map")
+        work[n] = sum(compiled)
+        assert work[n] <= 2 * len(outcome.text)
+    assert work[400] <= 4.5 * work[100]
+
+
 def test_statements_sharing_lines_are_checked_together():
     """A changed statement that shares a line with others is compiled with all of them, whole
     lines: an error in it is caught, and a statement that starts on another statement's last
