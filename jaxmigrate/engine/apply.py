@@ -56,6 +56,7 @@ def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
     FileContext.forget()
     if adds or drops:
         text = fix_imports(text, adds, drops)
+        FileContext.forget(keep=text)  # the import editing's parse of the text before it goes too
     try:  # compile, not just parse: it also catches e.g. a keyword argument given twice
         check_compiles(baseline, text)
     except (SyntaxError, ValueError) as exc:  # a rule bug: never write it
