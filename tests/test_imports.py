@@ -138,6 +138,36 @@ def test_the_from_imports_fixes_write_join_the_same_modules_import():
     assert join_written_imports(original, commented) == commented  # the comment is its line's
 
 
+def test_joining_imports_holds_one_parse_and_leaves_the_joined_one_for_the_analysis():
+    """The parse of the text before the joining goes before the joined text is parsed (a large
+    module's two trees are not held at once), and that parse is the one the analysis reuses."""
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.analysis.import_layout import join_written_imports
+
+    original = "from jax.experimental import PartitionSpec as PS\nfrom jax.experimental.maps import Mesh\n\nx = 1\n"
+    fixed = "from jax.sharding import PartitionSpec as PS\nfrom jax.sharding import Mesh\n\nx = 1\n"
+    FileContext.forget()
+    try:
+        FileContext.of(fixed)
+        joined = join_written_imports(original, fixed)
+        assert joined == "from jax.sharding import Mesh, PartitionSpec as PS\n\nx = 1\n"
+        assert [ctx.source for ctx in FileContext._local.recent] == [joined]
+    finally:
+        FileContext.forget()
+
+
+def test_forgetting_all_parses_but_one():
+    from jaxmigrate.analysis.context import FileContext
+
+    FileContext.forget()
+    first, second = FileContext.of("a = 1\n"), FileContext.of("b = 2\n")
+    FileContext.forget(keep="b = 2\n")
+    assert FileContext.of("b = 2\n") is second and FileContext.of("a = 1\n") is not first
+    FileContext.forget(keep="c = 3\n")
+    assert FileContext.of("b = 2\n") is not second
+    FileContext.forget()
+
+
 def test_fixing_the_readme_example_writes_one_import_per_module():
     from pathlib import Path
 

@@ -109,3 +109,74 @@ def test_a_changed_future_flag_compiles_the_whole_module():
     after = "from __future__ import annotations\nx: undefined[1:2] = 1\n"
     assert _passes(before, after)
     assert not _passes("import os\n", "import os\nfrom __future__ import annotations\n")
+
+
+def _compiled_text(monkeypatch, before: str, after: str) -> list:
+    """The texts ``check_compiles`` compiles for a round from ``before`` to ``after``."""
+    from jaxmigrate.engine import validate
+
+    texts: list = []
+
+    def counting(text, *args, **kwargs):
+        texts.append(text)
+        return compile(text, *args, **kwargs)
+
+    monkeypatch.setattr(validate, "compile", counting, raising=False)
+    try:
+        check_compiles(FileContext.of(before), after)
+    finally:
+        monkeypatch.undo()
+    return texts
+
+
+def test_statements_on_one_line_are_compiled_once(monkeypatch):
+    """N changed statements on one line (``a; b; c``): their line is compiled once, not once
+    for each of them (N times a line N statements long: 2,500 took minutes)."""
+    work = {}
+    for n in (100, 400):
+        before = "import jax\n\n" + "; ".join(f"x{i} = jax.tree_map(f, y{i})" for i in range(n)) + "\n"
+        after = before.replace("jax.tree_map", "jax.tree.map")
+        texts = _compiled_text(monkeypatch, before, after)
+        assert texts == [after.split("\n\n")[1]]
+        work[n] = sum(map(len, texts))
+    assert work[400] <= 4.5 * work[100]
+
+
+def test_a_fix_of_statements_on_one_line_compiles_linear_text(monkeypatch):
+    """The same through ``fix``: what the compile check compiles grows with the statements on the
+    line, not with their square."""
+    from dataclasses import replace
+
+    from jaxmigrate.engine import validate
+    from jaxmigrate.engine.pipeline import Settings, transform
+    from jaxmigrate.rules import ALL_RULES
+
+    settings = replace(Settings(tuple(r.code for r in ALL_RULES)), fix=True, write=False)
+    compiled = []
+
+    def counting(text, *args, **kwargs):
+        compiled.append(len(text))
+        return compile(text, *args, **kwargs)
+
+    monkeypatch.setattr(validate, "compile", counting, raising=False)
+    work = {}
+    for n in (100, 400):
+        compiled.clear()
+        source = "import jax\n\n" + "; ".join(f"x{i} = jax.tree_map(f, y{i})" for i in range(n)) + "\n"
+        outcome = transform(source.encode(), "one.py", settings)
+        assert outcome.text == source.replace("jax.tree_map", "jax.tree.map")
+        work[n] = sum(compiled)
+        assert work[n] <= 2 * len(outcome.text)
+    assert work[400] <= 4.5 * work[100]
+
+
+def test_statements_sharing_lines_are_checked_together():
+    """A changed statement that shares a line with others is compiled with all of them, whole
+    lines: an error in it is caught, and a statement that starts on another statement's last
+    line is not compiled as that line alone (``2); y = 4`` does not parse)."""
+    before = "import jax\n\nx = (1,\n     2); y = 3; z = 4\nw = 5\n"
+    assert _passes(before, before.replace("y = 3", "y = 4"))
+    assert _passes(before, before.replace("(1,", "(0,"))
+    assert not _passes(before, before.replace("y = 3", "y = f(a=1, a=2)"))
+    assert not _passes(before, before.replace("z = 4", "return 4"))
+    assert _passes("a = 1; b = 2\nc = 3\n", "a = 1; b = 2\nc = 4\n")

@@ -40,9 +40,11 @@ class FileContext:
         return ctx
 
     @classmethod
-    def forget(cls) -> None:
-        """Let the recent contexts go (their trees are most of a run's heap)."""
-        cls._local.recent = []
+    def forget(cls, keep: Optional[str] = None) -> None:
+        """Let the recent contexts go (their trees are most of a run's heap); with ``keep``, all
+        but the context of that text."""
+        recent: List[FileContext] = getattr(cls._local, "recent", []) if keep is not None else []
+        cls._local.recent = [ctx for ctx in recent if ctx.source == keep]
 
     def __init__(self, source: str, path: str = "<string>", target: Optional[Tuple[int, ...]] = None) -> None:
         self.source = source

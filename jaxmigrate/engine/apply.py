@@ -14,7 +14,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import drops_before_edits, fix_imports
 from jaxmigrate.core.findings import Edit, Fix, StatementEdit
-from jaxmigrate.engine.validate import check_compiles
+from jaxmigrate.engine.validate import Baseline, check_compiles
 
 
 class FixError(Exception):
@@ -48,10 +48,17 @@ def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
         if early is not None:  # decided on the text the analysis parsed: no parse of the edited text
             edits, drops = edits + early, []
         text = _apply_text_edits(source, edits)
+    # what the compile check needs of the text before the round; then its parse and analysis go
+    # (nothing reads them once the edits are made), before the new text is parsed: one module's
+    # trees at a time, not two (a 100,000-line module: 1.1 GB with both)
+    baseline = Baseline(before)
+    del before
+    FileContext.forget()
     if adds or drops:
         text = fix_imports(text, adds, drops)
+        FileContext.forget(keep=text)  # the import editing's parse of the text before it goes too
     try:  # compile, not just parse: it also catches e.g. a keyword argument given twice
-        check_compiles(before, text)
+        check_compiles(baseline, text)
     except (SyntaxError, ValueError) as exc:  # a rule bug: never write it
         raise FixError(f"fix produced invalid Python: {exc}") from exc
     return text, len(chosen)

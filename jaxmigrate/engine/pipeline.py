@@ -6,7 +6,6 @@ becomes an error on that file's result, the file is left untouched, and the run 
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 import threading
@@ -18,6 +17,7 @@ from typing import Any, List, Optional, Sequence, Set, Tuple, Type
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.import_layout import join_written_imports
 from jaxmigrate.core.findings import Finding
+from jaxmigrate.core.linediff import LineMatcher, unified_diff
 from jaxmigrate.core.syntax import parse_error
 from jaxmigrate.engine.apply import FixError, apply_round
 from jaxmigrate.engine.notebook import prefilter_input
@@ -257,7 +257,7 @@ def located_on_disk(left: List[Finding], first: List[Finding], original: str, fi
     import bisect
 
     a, b = original.splitlines(), fixed.splitlines()
-    ops = [op for op in difflib.SequenceMatcher(None, a, b).get_opcodes() if op[4] > op[3]]  # as --diff's
+    ops = [op for op in LineMatcher(a, b).get_opcodes() if op[4] > op[3]]  # as --diff's
     starts = [op[3] for op in ops]
     unused: dict = {}  # (code, message, line) -> the original's findings there, in order
     for g in first:
@@ -429,7 +429,7 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
                 write = new_bytes, outcome.on_disk, why
             else:  # --diff (and --verify) show it; a plain fix never does
                 result.diff = "".join(
-                    difflib.unified_diff(
+                    unified_diff(
                         outcome.original.splitlines(keepends=True),
                         outcome.text.splitlines(keepends=True),
                         fromfile=f"a/{display}",
