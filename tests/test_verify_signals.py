@@ -61,6 +61,19 @@ def _sigint_default() -> None:  # a shell's background job starts with SIGINT ig
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def _start(args, temp: Path, marks: Path) -> subprocess.Popen:
+    """``python -m jaxmigrate ARGS`` in a session of its own, TMPDIR ``temp``; returns once both
+    sides have written their mark in ``marks`` (or the command ended)."""
+    env = dict(os.environ, TMPDIR=str(temp), PYTHONPATH=os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
+    proc = subprocess.Popen([sys.executable, "-m", "jaxmigrate", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_sigint_default)
+    deadline = time.monotonic() + 120
+    while len(list(marks.glob("*.*[0-9]"))) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return proc
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=["SIGTERM", "SIGINT", "SIGKILL"])
 def test_verify_ended_by_a_signal_leaves_nothing_running(tmp_path, signum):
@@ -69,16 +82,9 @@ def test_verify_ended_by_a_signal_leaves_nothing_running(tmp_path, signum):
     temp.mkdir()  # verify's TMPDIR: every temporary folder or file it makes goes here
     for side in ("before", "after"):
         (tmp_path / f"{side}.py").write_text(BUSY.format(marks=str(marks), side=side))
-    env = dict(os.environ, TMPDIR=str(temp), PYTHONPATH=os.pathsep.join(
-        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
-    proc = subprocess.Popen([sys.executable, "-m", "jaxmigrate", "verify", str(tmp_path / "before.py"),
-                             str(tmp_path / "after.py"), "--timeout", "600"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_sigint_default)
+    proc = _start(["verify", str(tmp_path / "before.py"), str(tmp_path / "after.py"), "--timeout", "600"], temp, marks)
     seen: Set[int] = set()
     try:
-        deadline = time.monotonic() + 120
-        while len(list(marks.glob("*.*[0-9]"))) < 2 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
         assert proc.poll() is None, proc.communicate()
         assert len(list(marks.glob("*.*[0-9]"))) == 2, "the sides did not start"
         seen = _descendants(proc.pid)
@@ -125,16 +131,9 @@ def test_fix_verify_ended_by_a_signal_leaves_nothing_running_and_nothing_written
     target = tmp_path / "train.py"
     target.write_text(LEGACY_BUSY.format(marks=str(marks), side="side"))
     before = target.read_bytes()
-    env = dict(os.environ, TMPDIR=str(temp), PYTHONPATH=os.pathsep.join(
-        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
-    proc = subprocess.Popen([sys.executable, "-m", "jaxmigrate", "fix", "--no-cache", "--verify", str(target)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            preexec_fn=_sigint_default)
+    proc = _start(["fix", "--no-cache", "--verify", str(target)], temp, marks)
     seen: Set[int] = set()
     try:
-        deadline = time.monotonic() + 120
-        while len(list(marks.glob("*.*[0-9]"))) < 2 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
         assert proc.poll() is None, proc.communicate()
         seen = _descendants(proc.pid)
         os.kill(proc.pid, signum)
