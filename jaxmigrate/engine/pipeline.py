@@ -227,14 +227,17 @@ def transform(data: bytes, display: str, settings: Settings, active: Optional[Li
 OLD_NOTEBOOK = b'"worksheets"'
 
 
-def facts_by_key(keys: Sequence[str]) -> list:
+def facts_by_key(keys: Tuple[str, ...]) -> list:
     """The project facts (analysis/project.py) of these keys, from every rule's declarations."""
-    if not keys:
-        return []
+    return list(_facts_by_key(keys)) if keys else []
+
+
+@lru_cache(maxsize=None)
+def _facts_by_key(keys: Tuple[str, ...]) -> tuple:
     from jaxmigrate.rules import ALL_RULES
 
     found = {fact.key: fact for fact in declared([rule.code for rule in ALL_RULES])}
-    return [found[key] for key in keys]
+    return tuple(found[key] for key in keys)
 
 
 def _fixed_codes(before: List[Finding], left: List[Finding]) -> dict:

@@ -44,10 +44,10 @@ Processed = Tuple[int, FileResult, Optional["Key"], bool]
 _BARE_FIX = {"safe": Fix("safe"), "unsafe": Fix("unsafe")}
 
 
-def _settings_key(settings: Settings, file: SourceFile) -> bytes:
+def _settings_key(effective: Settings, file: SourceFile) -> bytes:
+    """What the file's cached result depends on of its settings (``effective``: ``for_file``'s)."""
     from jaxmigrate.engine.cache import settings_digest
 
-    effective = settings.for_file(file.path)
     return settings_digest(effective.rule_codes, effective.target, file.display.endswith(".ipynb"), effective.facts or None)
 
 
@@ -68,12 +68,12 @@ def _one(file: SourceFile, settings: Settings) -> Tuple[FileResult, Optional["Ke
         data = file.path.read_bytes()
     except OSError as exc:
         return FileResult(file.display, error=f"could not read: {_unreadable(file, exc)}"), None, False
+    effective = settings.for_file(file.path)
     if _cache is not None:
         from jaxmigrate.engine.cache import Key, content_digest, stat_of
 
-        key = Key(content_digest(data), _settings_key(settings, file), stat_of(st), read_ns)  # type: ignore[arg-type]  # st is set when the cache is
+        key = Key(content_digest(data), _settings_key(effective, file), stat_of(st), read_ns)  # type: ignore[arg-type]  # st is set when the cache is
     store = not settings.fix and key is not None
-    effective = settings.for_file(file.path)
     # a file with values of the project facts, and a member whose parts are wanted, are analysed whatever its bytes say
     must = bool(settings.collect) or bool(effective.facts) or file.display.endswith(".ipynb") and OLD_NOTEBOOK in data
     active = None if must else active_rules(prefilter_input(data, file.display), _rules_of(effective.rule_codes))
@@ -193,7 +193,7 @@ def _untouched(pending: List[Tuple[int, SourceFile]], settings: Settings, cache,
     left = []
     for i, file in pending:
         try:
-            hit = cache.unchanged(file.path, _settings_key(settings, file), stat_of(os.stat(file.path)))
+            hit = cache.unchanged(file.path, _settings_key(settings.for_file(file.path), file), stat_of(os.stat(file.path)))
         except OSError:
             hit = None
         if hit is not None and (not settings.fix or not hit):
@@ -305,12 +305,13 @@ def _with_project_facts(files: Sequence[SourceFile], settings: Settings, jobs: O
             if not result.complete:
                 continue
             findings: Optional[List] = result.findings
-            for fact_key, value in planned.for_file(files[i].path).facts:
+            effective = planned.for_file(files[i].path)
+            for fact_key, value in effective.facts:
                 findings = by_key[fact_key].settle(findings, value) if findings is not None else None
             if findings is not None:
                 results[i] = replace(result, findings=findings)
                 if store and cache is not None and key is not None:
-                    cache.put(files[i].path, key._replace(settings=_settings_key(planned, files[i])), findings)
+                    cache.put(files[i].path, key._replace(settings=_settings_key(effective, files[i])), findings)
     return planned
 
 
