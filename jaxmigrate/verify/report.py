@@ -145,7 +145,35 @@ def running_notice(before: str, after: str, legacy_jax: str = "emulated", *, sui
     return f"jaxmigrate verify runs the given code: {what}, in processes of their own"
 
 
-def render_text(verdict, max_differences: int = 5) -> str:
+MAX_OUTPUT_LINES = 200  # per process, with -v; the JSON has all of it
+
+
+def output_lines(outputs: List[Dict[str, Any]], verbose: bool, hint: bool = True) -> List[str]:
+    """The program's own output (stdout and stderr), per side and process: all of it (up to
+    MAX_OUTPUT_LINES a process) with ``verbose``, else (``hint``) a line saying how much there is."""
+    printed = [o for o in outputs if o["text"].strip()]
+    if not printed:
+        return ["  the program printed nothing on either side"] if verbose and outputs else []
+    if not verbose:
+        if not hint:
+            return []
+        counts = {side: sum(len(o["text"].splitlines()) for o in printed if o["side"] == side)
+                  for side in ("before", "after")}
+        return [f"  the program's own output is kept (before: {counts['before']} line(s), after: "
+                f"{counts['after']} line(s)); -v shows it"]
+    lines: List[str] = []
+    for o in outputs:
+        text = o["text"].rstrip("\n").splitlines()
+        lines.append(f"  output of the {o['side']} side (process {o['process']}, stdout and stderr)"
+                     + (":" if text else ": (nothing)"))
+        lines += [f"    | {line}" for line in text[:MAX_OUTPUT_LINES]]
+        if len(text) > MAX_OUTPUT_LINES:
+            lines.append(f"    ... and {len(text) - MAX_OUTPUT_LINES} more line(s) (all of them in --format json)")
+    return lines
+
+
+def render_text(verdict, max_differences: int = 5, verbose: bool = False) -> str:
+    """The verdict for people; ``verbose`` adds the program's own output of both sides."""
     v = verdict
     head = (f"{v.status.upper()}: {v.before} vs {v.after} "
             f"({v.processes} process{'es' if v.processes > 1 else ''} x {v.devices // v.processes} CPU devices, "
@@ -176,6 +204,7 @@ def render_text(verdict, max_differences: int = 5) -> str:
     if v.deprecations:
         lines.append("  the after side still warns (not yet on current JAX):")
         lines.extend(f"    {d}" for d in v.deprecations)
+    lines += output_lines(getattr(v, "output", []), verbose)
     return "\n".join(lines)
 
 

@@ -44,6 +44,8 @@ class Verdict:
     trusted: List[str] = field(default_factory=list)
     legacy: str = ""  # which JAX the before side ran on (a real one in a venv, or the emulation) and why
     legacy_asked: str = "emulated"  # the --legacy-jax option
+    # the program's own output (its stdout and stderr, interleaved), per side and process: shown with -v
+    output: List[Dict[str, Any]] = field(default_factory=list)
     runs: List[ProcessRun] = field(default_factory=list, repr=False)
 
     @property
@@ -58,7 +60,7 @@ class Verdict:
             "seconds": round(self.seconds, 3), "compared": self.compared,
             "differences": [d.to_dict() for d in self.differences], "errors": self.errors,
             "deprecations": self.deprecations, "unstable": self.unstable, "renamed": self.renamed,
-            "trusted": self.trusted, "legacy": self.legacy,
+            "trusted": self.trusted, "legacy": self.legacy, "output": self.output,
         }
 
 
@@ -82,6 +84,11 @@ def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeou
     return run_launches(launches, processes=processes, timeout=timeout)
 
 
+def program_output(runs: List[ProcessRun]) -> List[Dict[str, Any]]:
+    """What each process of each side printed (stdout and stderr, as they came), kept for ``-v``."""
+    return [{"side": r.side, "process": r.process, "text": r.output} for r in runs]
+
+
 def _failure(run: ProcessRun, timeout: float) -> Optional[str]:
     if run.result is not None:
         return None
@@ -99,6 +106,7 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
            timeout: float, seconds: float, legacy: str = "", legacy_asked: str = "emulated") -> Verdict:
     verdict = Verdict("equivalent", "", before, after, devices, processes, seconds,
                       runs=runs["before"] + runs["after"], legacy=legacy, legacy_asked=legacy_asked)
+    verdict.output = program_output(verdict.runs)
     failures = [f for r in verdict.runs if (f := _failure(r, timeout))]
     if failures:
         verdict.status = "undecidable"

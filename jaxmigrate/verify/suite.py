@@ -22,7 +22,7 @@ from jaxmigrate.verify import _origin
 from jaxmigrate.verify._procs import ProcessRun, child_environment, real_legacy, run_launches
 from jaxmigrate.verify.compare import Difference, call_difference, diff, layout_only, site_text
 from jaxmigrate.verify.observe import by_value
-from jaxmigrate.verify.report import abridge, difference_lines, summarize
+from jaxmigrate.verify.report import abridge, difference_lines, output_lines, summarize
 
 MAX_SCANNED = 2000  # files read for the JAX names a suite uses (--legacy-jax auto)
 DEFAULT_TIMEOUT = 600.0  # a whole suite: `--timeout` when given, else this
@@ -47,6 +47,7 @@ class SuiteVerdict:
     compared: str = ""
     seconds: float = 0.0
     processes: int = 1
+    output: List[Dict[str, Any]] = field(default_factory=list)  # pytest's output per side and process (-v)
 
     @property
     def exit_code(self) -> int:
@@ -57,7 +58,7 @@ class SuiteVerdict:
                     verdict=self.status, exit_code=self.exit_code, reason=self.reason, compared=self.compared,
                     differences=self.differences, errors=self.errors, failed_on_both=self.failed_on_both,
                     unstable=self.unstable, redirected=self.redirected, legacy=self.legacy,
-                    outcomes=self.outcomes, seconds=round(self.seconds, 3))
+                    outcomes=self.outcomes, seconds=round(self.seconds, 3), output=self.output)
 
 
 def _launch(side: str, folder: str, pytest_args: Sequence[str], processes: int, env: Dict[str, str],
@@ -248,6 +249,7 @@ def verify_suites(before_dir: str, after_dir: str, pytest_args: Sequence[str] = 
                 for side, folder, other in (("before", before_dir, after_dir), ("after", after_dir, before_dir))}
     runs = run_launches(launches, processes=processes, timeout=timeout)
     verdict.legacy = legacy.ran(runs["before"])
+    verdict.output = [{"side": r.side, "process": r.process, "text": r.output} for side in runs for r in runs[side]]
     failures = [f for side in runs for r in runs[side] if (f := _failure(r, timeout))]
     if failures:
         verdict.reason, verdict.errors = failures[0].splitlines()[0].rstrip(":"), failures
@@ -261,7 +263,9 @@ def verify_suites(before_dir: str, after_dir: str, pytest_args: Sequence[str] = 
     return verdict
 
 
-def render(verdict: SuiteVerdict, max_differences: Optional[int] = 20) -> str:
+def render(verdict: SuiteVerdict, max_differences: Optional[int] = 20, verbose: bool = False) -> str:
+    """The verdict for people; ``verbose`` adds pytest's output of both sides (the tests' own
+    prints show there as pytest shows them: captured, unless ``-- -s``)."""
     procs = f"{verdict.processes} processes each, " if verdict.processes > 1 else ""
     status = verdict.status.upper()
     if verdict.status == "equivalent" and verdict.failed_on_both:
@@ -285,4 +289,5 @@ def render(verdict: SuiteVerdict, max_differences: Optional[int] = 20) -> str:
                      + ", ".join(verdict.redirected))
     if verdict.unstable:
         lines.append("  left out, unstable (they differ between two runs of the before side): " + ", ".join(verdict.unstable))
+    lines += output_lines(verdict.output, verbose, hint=False)  # pytest always prints
     return "\n".join(lines)
