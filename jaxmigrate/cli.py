@@ -348,7 +348,7 @@ def _verify_and_write(results, verify_tests, legacy_jax) -> None:
             sys.exit(128 + signum)
 
 
-def _verify_suites(args, devices, processes, timeout, output_format, legacy_jax="emulated"):
+def _verify_suites(args, devices, processes, timeout, output_format, legacy_jax="emulated", verbose=False):
     import json
 
     from jaxmigrate.verify import suite
@@ -361,7 +361,7 @@ def _verify_suites(args, devices, processes, timeout, output_format, legacy_jax=
     if output_format == "json":
         click.echo(json.dumps(verdict.to_dict(), indent=2))
     else:
-        click.echo(suite.render(verdict))
+        click.echo(suite.render(verdict, verbose=verbose))
     sys.exit(verdict.exit_code)
 
 
@@ -416,7 +416,9 @@ def explain(code):
               help="The before side's JAX: `emulated` (jaxmigrate's legacy runtime on the installed JAX), a version "
                    "(0.4.13 or later: the real one, in a cached venv) or `auto` (the project's declared one, else the "
                    "oldest with every JAX name the code uses, else emulated).")
-def verify(files, devices, processes, timeout, output_format, suites, legacy_jax):
+@click.option("-v", "--verbose", is_flag=True,
+              help="Also show the program's own output (stdout and stderr) of each side and process.")
+def verify(files, devices, processes, timeout, output_format, suites, legacy_jax, verbose):
     """RUN legacy code and its migration side by side and compare what they compute.
 
     `verify BEFORE.py AFTER.py` runs BEFORE on jaxmigrate's legacy JAX runtime (the removed
@@ -454,8 +456,8 @@ def verify(files, devices, processes, timeout, output_format, suites, legacy_jax
     with _lifeline.ending_on_signals():
         try:
             if suites:
-                return _verify_suites(files, devices, processes, timeout, output_format, legacy_jax)
-            _verify_scripts(files, devices, processes, timeout, output_format, legacy_jax)
+                return _verify_suites(files, devices, processes, timeout, output_format, legacy_jax, verbose)
+            _verify_scripts(files, devices, processes, timeout, output_format, legacy_jax, verbose)
         except (KeyboardInterrupt, _lifeline.Ended) as stop:  # Ctrl-C, SIGTERM, SIGHUP: all cleaned up by now
             signum = getattr(stop, "signum", signal.SIGINT)
             click.echo(f"Interrupted ({signal.Signals(signum).name}): verify stopped before a verdict; its "
@@ -463,7 +465,7 @@ def verify(files, devices, processes, timeout, output_format, suites, legacy_jax
             sys.exit(128 + signum)
 
 
-def _verify_scripts(files, devices, processes, timeout, output_format, legacy_jax) -> None:
+def _verify_scripts(files, devices, processes, timeout, output_format, legacy_jax, verbose=False) -> None:
     from jaxmigrate.verify import report, runner
 
     options = dict(devices=devices, processes=processes, timeout=60.0 if timeout is None else timeout,
@@ -472,7 +474,7 @@ def _verify_scripts(files, devices, processes, timeout, output_format, legacy_ja
         verdict = runner.verify_files(files[0], files[1], **options)
     else:
         verdict = runner.verify_migration(files[0], **options)
-    text = report.render_json(verdict) if output_format == "json" else report.render_text(verdict)
+    text = report.render_json(verdict) if output_format == "json" else report.render_text(verdict, verbose=verbose)
     if output_format != "json" and len(files) == 2:
         text += _left_in(files[1])
     click.echo(text)

@@ -1,0 +1,77 @@
+"""Issue 30, what was left: the program's own output kept and shown with -v; live-buffer counts
+under the emulation not comparable; make_mesh-era programs on the emulation with the era's Auto
+axes; a checkpoint written into a folder of the project (shared by every process, outside each
+process's working folder) compared. Mini projects: tests/verify_projects/{program_output,
+live_count_global,make_mesh_era,shared_checkpoint}, copied to a temporary folder before each run."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigrate[verify]"')
+
+from jaxmigrate.cli import main  # noqa: E402
+from jaxmigrate.verify.report import render_text  # noqa: E402
+from jaxmigrate.verify.runner import verify_files  # noqa: E402
+
+PROJECTS = Path(__file__).parent / "verify_projects"
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
+    target = tmp_path / name
+    shutil.copytree(PROJECTS / name, target)
+    return target
+
+
+def _verify(folder: Path, after: str = "after.py", **options):
+    verdict = verify_files(str(folder / "before.py"), str(folder / after), **options)
+    return verdict, render_text(verdict)
+
+
+# 1. the program's own output ------------------------------------------------------------------
+
+
+def test_the_programs_output_is_kept_for_both_sides_and_shown_with_verbose(tmp_path):
+    verdict, shown = _verify(_copy("program_output", tmp_path))
+    assert verdict.status == "equivalent", shown  # printed words differ: shown, never compared
+    texts = {o["side"]: o["text"] for o in verdict.output}
+    for side in ("before", "after"):
+        assert f"{side}: sum 992.0" in texts[side] and f"{side}: to stderr" in texts[side]
+        assert "│ CPU 0 │ CPU 1 │" in texts[side]  # jax.debug.visualize_array_sharding's drawing
+    assert "before: sum" not in shown
+    assert "the program's own output is kept (before: 11 line(s), after: 11 line(s)); -v shows it" in shown
+    verbose = render_text(verdict, verbose=True)
+    lines = verbose.splitlines()
+    start = lines.index("  output of the before side (process 0, stdout and stderr):")
+    assert lines[start + 1:start + 3] == ["    | ┌───────┬───────┐", "    | │ CPU 0 │ CPU 1 │"], verbose
+    assert "    | before: sum 992.0" in lines and "    | before: to stderr" in lines
+    assert "  output of the after side (process 0, stdout and stderr):" in lines
+    assert "    | after: sum 992.0" in lines and "    | after: to stderr" in lines
+    assert verdict.to_dict()["output"] == verdict.output
+
+
+def test_verify_dash_v_on_the_command_line(tmp_path):
+    folder = _copy("program_output", tmp_path)
+    args = ["verify", str(folder / "before.py"), str(folder / "after.py")]
+    quiet, loud = CliRunner().invoke(main, args), CliRunner().invoke(main, [*args, "-v"])
+    assert quiet.exit_code == 0 and loud.exit_code == 0, loud.output
+    assert "before: sum 992.0" not in quiet.output and "-v shows it" in quiet.output
+    assert "    | before: sum 992.0" in loud.output and "    | after: to stderr" in loud.output
+
+
+def test_a_suites_pytest_output_is_shown_with_verbose_only():
+    from jaxmigrate.verify.suite import SuiteVerdict, render
+
+    verdict = SuiteVerdict("equivalent", "old", "new", reason="equivalent on 1 test(s)",
+                           output=[{"side": "before", "process": 0, "text": "1 passed in 0.1s\n"},
+                                   {"side": "after", "process": 0, "text": ""}])
+    assert "1 passed in 0.1s" not in render(verdict)  # pytest always prints: no hint line either
+    assert render(verdict).splitlines()[-1] == "  equivalent on 1 test(s)"
+    lines = render(verdict, verbose=True).splitlines()
+    assert lines[-3:] == ["  output of the before side (process 0, stdout and stderr):", "    | 1 passed in 0.1s",
+                          "  output of the after side (process 0, stdout and stderr): (nothing)"]
+
