@@ -75,3 +75,18 @@ def test_a_suites_pytest_output_is_shown_with_verbose_only():
     assert lines[-3:] == ["  output of the before side (process 0, stdout and stderr):", "    | 1 passed in 0.1s",
                           "  output of the after side (process 0, stdout and stderr): (nothing)"]
 
+
+# 4. the make_mesh era -------------------------------------------------------------------------
+
+
+def test_a_make_mesh_era_program_runs_with_auto_axes_on_the_emulation(tmp_path):
+    """0.4.35-0.8: make_mesh's axes were Auto; today's are Explicit and the before side raised
+    (undecidable whatever the migration). Now decided both ways."""
+    folder = _copy("make_mesh_era", tmp_path)
+    verdict, shown = _verify(folder)
+    assert verdict.status == "equivalent", shown
+    assert verdict.compared.startswith("1 compiled call value(s)"), shown
+    left, shown = _verify(folder, "after_unchanged.py")
+    assert left.status == "divergent", shown
+    assert left.differences[0].where == "exception" and left.differences[0].before == "(none)", shown
+    assert "can only refer to Auto axes" in left.differences[0].after, shown

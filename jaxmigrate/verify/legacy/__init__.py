@@ -13,7 +13,7 @@ pjit's input/output contract):
 - ``jax.experimental.pjit.{pjit, FROM_GDA, PartitionSpec, NamedSharding, with_sharding_constraint}``,
   ``jax._src.pjit.pjit``, ``jax.experimental.PartitionSpec``, ``jax.interpreters.pxla.{PartitionSpec,
   Mesh, thread_resources}``, ``jax.sharding.{MeshPspecSharding, OpShardingSharding, use_mesh}``
-  (attributes);
+  (attributes); ``jax.make_mesh`` with Auto axes by default, as before 0.9.0;
 - the options ``jax_array`` / ``jax_parallel_functions_output_gda`` and ``live_buffers()`` on
   devices and backends; ``jax.device_put_sharded`` / ``jax.device_put_replicated``;
 - GDAs accepted by ``jax.jit``, ``jax.eval_shape`` and ``jnp``; ``jax._src.device_array.DeviceArray``,
@@ -125,6 +125,7 @@ def install() -> None:
     _arrays.install()
     _positional.install()
     _mesh.patch_mesh_context()
+    _mesh.patch_make_mesh()
     _buffers.install()
     for module in (jax.experimental.pjit, jax._src.pjit):
         module.pjit = pjit.pjit

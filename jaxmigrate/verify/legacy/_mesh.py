@@ -9,6 +9,8 @@ process), so the legacy pjit does not depend on how the installed JAX treats ``w
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import threading
 import warnings
 from typing import NamedTuple, Optional, Tuple
@@ -106,6 +108,29 @@ def patch_mesh_context() -> None:
 
     Mesh.__enter__, Mesh.__exit__ = __enter__, __exit__
     Mesh._jaxmigrate_legacy = True
+
+
+def patch_make_mesh() -> None:
+    """``jax.make_mesh`` as it was from JAX 0.4.35 to 0.8: every axis Auto unless the program asks
+    for axis types (from 0.9.0 they default to Explicit, and a sharding constraint naming an
+    Explicit axis inside ``jit`` raises). Only where the installed JAX has axis types."""
+    import jax
+
+    make_mesh = getattr(jax, "make_mesh", None)
+    axis_type = getattr(jax.sharding, "AxisType", None)
+    if make_mesh is None or axis_type is None or getattr(make_mesh, "_jaxmigrate_legacy", False):
+        return
+    if "axis_types" not in inspect.signature(make_mesh).parameters:
+        return
+
+    @functools.wraps(make_mesh)
+    def legacy_make_mesh(axis_shapes, axis_names, axis_types=None, **kwargs):
+        if axis_types is None:
+            axis_types = (axis_type.Auto,) * len(tuple(axis_names))
+        return make_mesh(axis_shapes, axis_names, axis_types, **kwargs)
+
+    legacy_make_mesh._jaxmigrate_legacy = True  # type: ignore[attr-defined]
+    jax.make_mesh = legacy_make_mesh
 
 
 @contextlib.contextmanager
