@@ -90,3 +90,49 @@ def test_a_make_mesh_era_program_runs_with_auto_axes_on_the_emulation(tmp_path):
     assert left.status == "divergent", shown
     assert left.differences[0].where == "exception" and left.differences[0].before == "(none)", shown
     assert "can only refer to Auto axes" in left.differences[0].after, shown
+
+
+# 3. live counts under the emulation ------------------------------------------------------------
+
+
+def test_live_count_globals_differing_under_the_emulation_are_not_comparable(tmp_path):
+    folder = _copy("live_count_global", tmp_path)
+    verdict, shown = _verify(folder)
+    assert verdict.status == "equivalent", shown
+    assert [entry.split(":")[0] for entry in verdict.not_comparable] == [
+        "global `live_before_step` (process 0)", "global `live_after_step` (process 0)", "global `leaked` (process 0)"]
+    assert verdict.not_comparable[0].startswith("global `live_before_step` (process 0): before int "), shown
+    assert verdict.compared == "2 compiled call value(s), 5 global(s), 0 file(s)", shown  # 8 globals, 3 left out
+    assert "not comparable, left out (globals fed by live_buffers()/live_arrays() counts" in shown
+    assert verdict.to_dict()["not_comparable"] == verdict.not_comparable
+
+
+def test_a_migration_that_kept_live_buffers_still_diverges(tmp_path):
+    """Today's `Device.live_buffers()` lists nothing: the kept call computes a wrong count."""
+    verdict, shown = _verify(_copy("live_count_global", tmp_path), "after_kept.py")
+    assert verdict.status == "divergent", shown
+    assert [d.where for d in verdict.differences] == ["global `live_before_step`", "global `live_after_step`",
+                                                      "global `leaked`"], shown
+    assert verdict.not_comparable == []
+
+
+def test_which_globals_are_fed_by_live_counts():
+    from jaxmigrate.verify._livecounts import fed_by_live_counts
+
+    source = '''
+import jax
+def count(d):
+    return len(d.live_buffers())
+x = jax.numpy.ones(3)
+counts = []
+for d in jax.devices():
+    counts.append(count(d))
+if True:
+    first = len(jax.devices()[0].live_buffers())
+    total, other = sum(counts), 1
+arrays = jax.live_arrays()
+n = len(arrays)
+y = x * 2
+'''
+    assert fed_by_live_counts(source) == {"count", "counts", "first", "total", "other", "arrays", "n"}
+    assert fed_by_live_counts(source, {"live_arrays"}) == {"arrays", "n"}

@@ -194,6 +194,10 @@ def render_text(verdict, max_differences: int = 5, verbose: bool = False) -> str
                      "history): " + ", ".join(v.trusted))
     if v.unstable:
         lines.append("  left out, unstable (they differ between two runs of the before side): " + ", ".join(v.unstable))
+    if getattr(v, "not_comparable", None):
+        lines.append("  not comparable, left out (globals fed by live_buffers()/live_arrays() counts, which the "
+                     "emulated legacy side does not reproduce; --legacy-jax runs the real one):")
+        lines.extend(f"    {entry}" for entry in v.not_comparable)
     for d in v.differences[:max_differences]:
         lines.append(f"  {d.where} (process {d.process}): {d.what}")
         lines.extend(difference_lines(d))

@@ -44,9 +44,12 @@ class Verdict:
     trusted: List[str] = field(default_factory=list)
     legacy: str = ""  # which JAX the before side ran on (a real one in a venv, or the emulation) and why
     legacy_asked: str = "emulated"  # the --legacy-jax option
+    # globals fed by live-buffer counts that differ under the emulation: listed, neither a difference nor compared
+    not_comparable: List[str] = field(default_factory=list)
     # the program's own output (its stdout and stderr, interleaved), per side and process: shown with -v
     output: List[Dict[str, Any]] = field(default_factory=list)
     runs: List[ProcessRun] = field(default_factory=list, repr=False)
+    set_apart: Set[Tuple[int, str]] = field(default_factory=set, repr=False)  # (process, where) not comparable
 
     @property
     def exit_code(self) -> int:
@@ -60,7 +63,8 @@ class Verdict:
             "seconds": round(self.seconds, 3), "compared": self.compared,
             "differences": [d.to_dict() for d in self.differences], "errors": self.errors,
             "deprecations": self.deprecations, "unstable": self.unstable, "renamed": self.renamed,
-            "trusted": self.trusted, "legacy": self.legacy, "output": self.output,
+            "trusted": self.trusted, "legacy": self.legacy, "not_comparable": self.not_comparable,
+            "output": self.output,
         }
 
 
@@ -102,8 +106,25 @@ def _failure(run: ProcessRun, timeout: float) -> Optional[str]:
     return f"the {run.side} side (process {run.process}) {what}" + (f":\n{tail}" if tail else "")
 
 
+def set_apart_live_counts(verdict: Verdict, live: AbstractSet[str]) -> None:
+    """Differences of globals fed by live-buffer counts (``_livecounts``; given only when the
+    before side is emulated) are not comparable: moved from the differences to their own list."""
+    kept = []
+    for d in verdict.differences:
+        name = d.where[len("global `"):-1] if d.where.startswith("global `") else None
+        if name in live and d.what != "not defined after":
+            verdict.set_apart.add((d.process, d.where))
+            verdict.not_comparable.append(f"{d.where} (process {d.process}): before {d.before}, after {d.after}")
+        else:
+            kept.append(d)
+    verdict.differences = kept
+
+
 def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, devices: int, processes: int,
-           timeout: float, seconds: float, legacy: str = "", legacy_asked: str = "emulated") -> Verdict:
+           timeout: float, seconds: float, legacy: str = "", legacy_asked: str = "emulated",
+           live: AbstractSet[str] = frozenset()) -> Verdict:
+    """The verdict on both sides' runs. ``live``: globals fed by live-buffer counts, which the
+    emulated before side cannot reproduce (not comparable when they differ)."""
     verdict = Verdict("equivalent", "", before, after, devices, processes, seconds,
                       runs=runs["before"] + runs["after"], legacy=legacy, legacy_asked=legacy_asked)
     verdict.output = program_output(verdict.runs)
@@ -127,7 +148,8 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
     for b, a in pairs:
         verdict.differences += compare_process(b.finished, a.finished, b.process, prefix_only=bool(raised),
                                                renamed=verdict.renamed)
-    verdict.compared = compared_text(pairs)
+    set_apart_live_counts(verdict, live)
+    verdict.compared = compared_text(pairs, verdict.set_apart)
     if raised:
         verdict.status = "undecidable"
         under = "the legacy runtime" if not verdict.legacy.startswith("real") else verdict.legacy.split(" (")[0]
@@ -137,7 +159,7 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         if after_exc:
             verdict.errors.append(f"the after side raised too: {after_exc['type']}: {after_exc['message']}")
         return verdict
-    _conclude(verdict, nothing=not any(_observed(b.finished, a.finished, b.process) for b, a in pairs))
+    _conclude(verdict, nothing=not any(_observed(b.finished, a.finished, b.process, verdict.set_apart) for b, a in pairs))
     return verdict
 
 
@@ -196,6 +218,7 @@ def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 
     ``emulated``, ``auto`` or a JAX version for the before side (``legacy_env``).
     """
     from jaxmigrate.verify._layout import project_root
+    from jaxmigrate.verify._livecounts import not_reproduced
     from jaxmigrate.verify.legacy_env import choose
 
     start = time.monotonic()
@@ -207,6 +230,8 @@ def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 
                      legacy_python=legacy.python)
     options: Dict[str, Any] = dict(before=before_name, after=after_name, devices=devices, processes=processes,
                                    timeout=timeout, legacy=legacy.ran(runs["before"]), legacy_asked=legacy_jax)
+    if legacy.python is None:  # the emulation: its live-buffer counts are not JAX 0.4's
+        options["live"] = not_reproduced(before, after)
     verdict = decide(runs, seconds=time.monotonic() - start, **options)
     if recheck and verdict.status == "divergent":  # a difference: is it the program's own randomness?
         again = run_sides({"before": scripts["before"]}, devices=devices, processes=processes, timeout=timeout,
@@ -228,14 +253,15 @@ def unstable_observations(first: List[ProcessRun], second: List[ProcessRun]) -> 
 
 def drop_unstable(verdict: Verdict, first: List[ProcessRun], second: List[ProcessRun]) -> None:
     """Leave the observations that differ between two runs of the before side out; list them."""
-    unstable = unstable_observations(first, second)
+    unstable = unstable_observations(first, second) - verdict.set_apart
     if not unstable:
         return
     verdict.unstable = [f"{where} (process {process})" for process, where in sorted(unstable)]
     verdict.differences = [d for d in verdict.differences if (d.process, d.where) not in unstable]
     pairs = list(zip(first, [r for r in verdict.runs if r.side == "after"]))
-    stable = sum(_observed(b.finished, a.finished, b.process, unstable) for b, a in pairs)
-    verdict.compared = compared_text(pairs, unstable)
+    left_out = unstable | verdict.set_apart
+    stable = sum(_observed(b.finished, a.finished, b.process, left_out) for b, a in pairs)
+    verdict.compared = compared_text(pairs, left_out)
     _conclude(verdict, nothing=stable <= 0)
     if verdict.status == "undecidable":
         verdict.reason = "nothing stable was compared: every observation differed between two runs of the before side"
