@@ -134,7 +134,8 @@ def test_a_program_of_its_era_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path):
         ("global `on_first`", "int 0", "int 8")], shown
     assert verdict.compared == "1 compiled call value(s), 8 global(s), 0 file(s)", shown  # pmap output observed
     emulated = verify_files(str(project / "before.py"), str(project / "after.py"))
-    assert [(d.where, d.before) for d in emulated.differences] == [("global `on_first`", "int 6")]
+    assert emulated.differences == [], render_text(emulated)  # the emulation's count: not comparable (issue 30)
+    assert emulated.not_comparable == ["global `on_first` (process 0): before int 6, after int 8"]
 
 
 def test_a_suite_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path):

@@ -59,8 +59,9 @@ def _feeds(stmt: ast.stmt):
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         bound = [(_names(item.optional_vars), item.context_expr) for item in stmt.items if item.optional_vars]
         return set().union(*(n for n, _ in bound)) if bound else set(), [e for _, e in bound]
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
-        call = stmt.value  # counts.append(...), counts.update(...): the receiver takes the arguments
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+        # counts.append(...), counts.update(...): the receiver takes the arguments
         return _names(call.func.value), [*call.args, *(k.value for k in call.keywords)]
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return {stmt.name}, [stmt]
