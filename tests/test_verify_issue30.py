@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -136,3 +137,59 @@ y = x * 2
 '''
     assert fed_by_live_counts(source) == {"count", "counts", "first", "total", "other", "arrays", "n"}
     assert fed_by_live_counts(source, {"live_arrays"}) == {"arrays", "n"}
+
+
+# 5. a checkpoint written into a folder every process reaches -----------------------------------
+
+
+def test_a_two_process_checkpoint_written_in_the_wrong_order_is_divergent(tmp_path):
+    """Both processes write into `ckpt/` beside the script: outside their working folders, so
+    before this nothing of it was observed (and both sides wrote into one folder at once)."""
+    folder = _copy("shared_checkpoint", tmp_path)
+    verdict, shown = _verify(folder, processes=2, recheck=False)
+    assert verdict.status == "divergent", shown
+    assert [d.where for d in verdict.differences] == [
+        f"file `<project>/ckpt/shard_{p}_{i}.npy`" for p in (0, 1) for i in (0, 1)], shown
+    assert verdict.differences[0].detail.startswith("first difference at [0,0]: before 0.0, after 4.0"), shown
+    assert verdict.compared.endswith("5 file(s)"), shown  # 4 shards and meta.json, equal by bytes
+    # run one side after the other, each from the tree as it was; the tree is left as the last run left it
+    assert sorted(p.name for p in (folder / "ckpt").iterdir()) == ["meta.json"] + [
+        f"shard_{p}_{i}.npy" for p in (0, 1) for i in (0, 1)]
+    assert np.load(folder / "ckpt" / "shard_0_0.npy").tolist() == [[4.0, 5.0], [6.0, 7.0]]  # the after side's
+
+
+def test_the_right_two_process_checkpoint_is_equivalent(tmp_path):
+    folder = _copy("shared_checkpoint", tmp_path)
+    (folder / "ckpt").mkdir()
+    (folder / "ckpt" / "README").write_text("kept\n")  # there before: stays, and the folder with it
+    verdict, shown = _verify(folder, "after_right.py", processes=2)
+    assert verdict.status == "equivalent", shown
+    assert verdict.compared.endswith("5 file(s)"), shown
+    assert "README" in [p.name for p in (folder / "ckpt").iterdir()]
+
+
+def test_files_written_elsewhere_are_listed_not_compared(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    for side, value in (("before", 1), ("after", 2)):
+        (project / f"{side}.py").write_text(f"import numpy as np\nx = 1\nnp.save({str(elsewhere / 'out.npy')!r}, "
+                                            f"np.full(3, {value}))\n")
+    verdict, shown = _verify(project)
+    assert verdict.status == "equivalent", shown  # the file differs, but is not compared
+    assert verdict.elsewhere == [f"{elsewhere / 'out.npy'} (before, after)"], shown
+    assert f"written outside the working folder, not compared: {elsewhere / 'out.npy'} (before, after)" in shown
+
+
+def test_files_each_side_writes_beside_the_script_under_names_of_its_own_are_listed(tmp_path):
+    """Not one place both sides wrote into: nothing to tell apart, so no second run (a test's
+    report file beside the script is not compared); listed as not compared."""
+    for side in ("before", "after"):
+        (tmp_path / f"{side}.py").write_text(f"import os\nx = 1\nwith open(os.path.join(os.path.dirname(__file__), "
+                                             f"'{side}.log'), 'w') as f:\n    f.write('{side}')\n")
+    verdict, shown = _verify(tmp_path)
+    assert verdict.status == "equivalent", shown
+    assert verdict.elsewhere == ["<project>/after.log (after)", "<project>/before.log (before)"], shown
+    assert (tmp_path / "before.log").read_text() == "before" and (tmp_path / "after.log").read_text() == "after"
+

@@ -8,7 +8,8 @@ generators seeded; the script, run as ``__main__`` the way its project runs it (
 for a package module, ``--path-entry`` first on sys.path); then its observations are pickled to
 the open file ``--out-fd`` (``_channel``: a file with no name the verifier gave it): every
 compiled call's value and donated inputs in call order, the observable module globals at exit,
-the files written in the working folder, and the uncaught exception if any. Before all that,
+the files written in the working folder (and where it wrote outside it: ``_written``), and the
+uncaught exception if any. Before all that,
 the process ties its life to the verifier's (``_channel.bind_to_parent``).
 """
 
@@ -144,6 +145,9 @@ def main(argv=None) -> None:
     _recorder.SITE_BASE = args.path_entry[0] if args.path_entry else script_dir
     install_recorder(calls.append)
     seed()
+    from jaxmigrate.verify import _written
+
+    _written.track(workdir)
     times["setup"] = time.time()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DeprecationWarning)
@@ -158,7 +162,7 @@ def main(argv=None) -> None:
     result = {
         "side": args.side, "process": args.process_id, "calls": calls,
         "globals": observe_globals(namespace), "exception": exception, "times": times,
-        "files": observe_files(workdir),
+        "files": observe_files(workdir), "outside": _written.outside(),
         "deprecations": deprecations(caught),
         "redirected": redirected, "foreign": _origin.foreign(), "jax_version": jax.__version__,
     }

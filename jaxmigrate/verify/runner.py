@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import AbstractSet, Any, Dict, List, Optional, Set, Tuple
 
 from jaxmigrate.verify import _lifeline, _origin
+from jaxmigrate.verify._files import remove_created, settle_outside, shared_folder
+from jaxmigrate.verify._layout import locate
 from jaxmigrate.verify._procs import ProcessRun, child_environment, free_port, run_launches, script_launch  # noqa: F401
 from jaxmigrate.verify.compare import Difference, compare_process
 from jaxmigrate.verify.observe import by_value
@@ -46,6 +48,8 @@ class Verdict:
     legacy_asked: str = "emulated"  # the --legacy-jax option
     # globals fed by live-buffer counts that differ under the emulation: listed, neither a difference nor compared
     not_comparable: List[str] = field(default_factory=list)
+    # files written outside the working folder and not compared (elsewhere; in the project, not shared by both sides)
+    elsewhere: List[str] = field(default_factory=list)
     # the program's own output (its stdout and stderr, interleaved), per side and process: shown with -v
     output: List[Dict[str, Any]] = field(default_factory=list)
     runs: List[ProcessRun] = field(default_factory=list, repr=False)
@@ -64,16 +68,18 @@ class Verdict:
             "differences": [d.to_dict() for d in self.differences], "errors": self.errors,
             "deprecations": self.deprecations, "unstable": self.unstable, "renamed": self.renamed,
             "trusted": self.trusted, "legacy": self.legacy, "not_comparable": self.not_comparable,
-            "output": self.output,
+            "elsewhere": self.elsewhere, "output": self.output,
         }
 
 
 def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeout: float,
               trees: Optional[Dict[str, str]] = None, legacy_python: Optional[str] = None) -> Dict[str, List[ProcessRun]]:
     """Run each side (``{side: (script, filename)}``) at once; their process runs by side.
-    ``trees`` (``{side: folder}``, both sides) are the trees each side must import its code from
-    (``_origin``). ``legacy_python``: the before side's interpreter, a venv with a real legacy JAX
-    (``legacy_env``; None: the emulation on the installed JAX)."""
+    What a side wrote into its project folder outside its working folders is observed only when
+    it ran alone (``_files.settle_outside``). ``trees`` (``{side: folder}``, both sides) are the
+    trees each side must import its code from (``_origin``). ``legacy_python``: the before side's
+    interpreter, a venv with a real legacy JAX (``legacy_env``; None: the emulation on the
+    installed JAX)."""
     if devices < 1 or processes < 1 or devices % processes:
         raise ValueError(f"{devices} devices cannot be split evenly over {processes} processes")
     env = child_environment(devices // processes)
@@ -85,7 +91,12 @@ def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeou
             side_env = dict(env, **{_origin.ENV: value}) if value else env
         python = legacy_python if side == "before" else None
         launches[side] = script_launch(side, script, filename, processes, side_env, python=python)
-    return run_launches(launches, processes=processes, timeout=timeout)
+    runs = run_launches(launches, processes=processes, timeout=timeout)
+    # what a side wrote outside its working folders: observed only when it ran alone (else the other
+    # side may have written the same files at once)
+    settle_outside(runs, {side: locate(filename).base for side, (_, filename) in scripts.items()},
+                   observe=len(scripts) == 1)
+    return runs
 
 
 def program_output(runs: List[ProcessRun]) -> List[Dict[str, Any]]:
@@ -142,6 +153,13 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         verdict.reason = _origin.refusal(side, found, "before" if side == "after" else "after")
         return verdict
     verdict.trusted = sorted({name for b, _ in pairs for name in b.finished.get("trusted", ())})
+    sides_of: Dict[str, List[str]] = {}
+    for run in verdict.runs:
+        for path in run.finished.get("outside_unobserved", ()):
+            sides = sides_of.setdefault(path, [])
+            if run.side not in sides:
+                sides.append(run.side)
+    verdict.elsewhere = [f"{path} ({', '.join(sides)})" for path, sides in sorted(sides_of.items())]
     for _, a in pairs:
         verdict.deprecations += [d for d in a.finished.get("deprecations", ()) if d not in verdict.deprecations]
     raised = [b.finished["exception"] for b, _ in pairs if b.finished["exception"]]
@@ -228,12 +246,21 @@ def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 
     legacy = choose(legacy_jax, [before], project_root(os.path.dirname(os.path.abspath(before_name))), processes)
     runs = run_sides(scripts, devices=devices, processes=processes, timeout=timeout, trees=trees,
                      legacy_python=legacy.python)
+    if shared_folder(runs):  # both wrote into one folder of the project at once: one side after the other
+        remove_created(runs)
+        first = run_sides({"before": scripts["before"]}, devices=devices, processes=processes, timeout=timeout,
+                          trees=trees, legacy_python=legacy.python)
+        remove_created(first)
+        runs = {"before": first["before"], "after": run_sides({"after": scripts["after"]}, devices=devices,
+                                                               processes=processes, timeout=timeout, trees=trees,
+                                                               legacy_python=legacy.python)["after"]}
     options: Dict[str, Any] = dict(before=before_name, after=after_name, devices=devices, processes=processes,
                                    timeout=timeout, legacy=legacy.ran(runs["before"]), legacy_asked=legacy_jax)
     if legacy.python is None:  # the emulation: its live-buffer counts are not JAX 0.4's
         options["live"] = not_reproduced(before, after)
     verdict = decide(runs, seconds=time.monotonic() - start, **options)
     if recheck and verdict.status == "divergent":  # a difference: is it the program's own randomness?
+        remove_created(runs)  # the second run starts from the tree as the first did
         again = run_sides({"before": scripts["before"]}, devices=devices, processes=processes, timeout=timeout,
                           trees=trees, legacy_python=legacy.python)
         drop_unstable(verdict, runs["before"], again["before"])

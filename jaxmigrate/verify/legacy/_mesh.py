@@ -129,7 +129,7 @@ def patch_make_mesh() -> None:
             axis_types = (axis_type.Auto,) * len(tuple(axis_names))
         return make_mesh(axis_shapes, axis_names, axis_types, **kwargs)
 
-    legacy_make_mesh._jaxmigrate_legacy = True  # type: ignore[attr-defined]
+    legacy_make_mesh._jaxmigrate_legacy = True
     jax.make_mesh = legacy_make_mesh
 
 

@@ -1,0 +1,23 @@
+"""A checkpoint writer of the GDA era, run on 2 processes: each process saves its shards into one
+folder beside the script (the folder every process reaches), process 0 the metadata too."""
+import json
+import os
+
+import numpy as np
+import jax
+from jax.experimental import PartitionSpec as P
+from jax.experimental.global_device_array import GlobalDeviceArray
+from jax.experimental.maps import Mesh
+
+CKPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ckpt")
+mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
+data = np.arange(16.0).reshape(8, 2)
+params = GlobalDeviceArray.from_callback(data.shape, mesh, P("x"), lambda idx: data[idx])
+
+os.makedirs(CKPT, exist_ok=True)
+shards = sorted((s for s in params.local_shards if s.replica_id == 0), key=lambda s: s.index[0].start)
+for i, shard in enumerate(shards):
+    np.save(os.path.join(CKPT, f"shard_{jax.process_index()}_{i}.npy"), np.asarray(shard.data))
+if jax.process_index() == 0:
+    with open(os.path.join(CKPT, "meta.json"), "w") as f:
+        json.dump({"shape": list(params.shape), "processes": jax.process_count()}, f)
