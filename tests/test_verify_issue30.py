@@ -193,3 +193,25 @@ def test_files_each_side_writes_beside_the_script_under_names_of_its_own_are_lis
     assert verdict.elsewhere == ["<project>/after.log (after)", "<project>/before.log (before)"], shown
     assert (tmp_path / "before.log").read_text() == "before" and (tmp_path / "after.log").read_text() == "after"
 
+
+# 2. pictures: a vector drawn as visualize_array_sharding draws it -------------------------------
+
+
+def _vector(blocks, layout):
+    """An observation of a float32[16] laid out as ``blocks``: [(start, stop, [device positions])]."""
+    sharding = tuple(sorted((p, ((start, stop),)) for start, stop, held in blocks for p in held))
+    return {"kind": "array", "shape": (16,), "dtype": "float32", "sharding": sharding, "layout": layout,
+            "data": np.arange(16.0)}
+
+
+def test_a_vectors_layouts_are_drawn_as_one_row_each():
+    from jaxmigrate.verify.compare import call_difference, diff
+
+    rows = _vector([(0, 8, [0, 1, 2, 3]), (8, 16, [4, 5, 6, 7])], "NamedSharding(mesh x=2 y=4, P('x'))")
+    each = _vector([(2 * i, 2 * i + 2, [i]) for i in range(8)], "NamedSharding(mesh x=2 y=4, P(('x', 'y')))")
+    found = call_difference(0, "call #1", diff(rows, each), rows, each)
+    assert found.what == "sharding differs"
+    assert [line.split() for line in found.picture.splitlines()] == [
+        ["before:", "NamedSharding(mesh", "x=2", "y=4,", "P('x'))", "after:", "NamedSharding(mesh", "x=2", "y=4,",
+         "P(('x',", "'y')))"],
+        ["|", "d0-3", "|", "d4-7", "|", "|", *" | ".join(f"d{i}" for i in range(8)).split(), "|"]]

@@ -53,9 +53,11 @@ def _grid(obs: Dict[str, Any]) -> List[str]:
     holders: Dict[Any, List[int]] = {}
     for position, index in sharding:
         holders.setdefault(tuple(index), []).append(position)
-    rows = _ranges(index[0] for index in holders)
-    cols = _ranges(index[1] for index in holders) if len(shape) == 2 else [None]
-    cells = [[_positions(sorted(holders.get((r,) if c is None else (r, c), []))) or "-" for c in cols] for r in rows]
+    if len(shape) == 1:  # one row, left to right, as visualize_array_sharding draws a vector
+        cells = [[_positions(sorted(holders[(c,)])) for c in _ranges(index[0] for index in holders)]]
+    else:
+        rows, cols = _ranges(index[0] for index in holders), _ranges(index[1] for index in holders)
+        cells = [[_positions(sorted(holders.get((r, c), []))) or "-" for c in cols] for r in rows]
     width = max(len(cell) for row in cells for cell in row)
     return ["|" + "|".join(f" {cell:<{width}} " for cell in row) + "|" for row in cells]
 
