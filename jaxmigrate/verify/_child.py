@@ -133,9 +133,10 @@ def main(argv=None) -> None:
     times["initialize"] = time.time()
     real = os.environ.get("JAXMIGRATE_VERIFY_LEGACY") == "real"  # a real legacy JAX: nothing to emulate
     if args.side == "before" and not real:
-        from jaxmigrate.verify.legacy import install
+        from jaxmigrate.verify.legacy import install, install_era_defaults
 
         install()
+        install_era_defaults()
     from jaxmigrate.verify._recorder import install_recorder, seed
 
     calls: List[Dict[str, Any]] = []

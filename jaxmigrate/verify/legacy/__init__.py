@@ -13,7 +13,7 @@ pjit's input/output contract):
 - ``jax.experimental.pjit.{pjit, FROM_GDA, PartitionSpec, NamedSharding, with_sharding_constraint}``,
   ``jax._src.pjit.pjit``, ``jax.experimental.PartitionSpec``, ``jax.interpreters.pxla.{PartitionSpec,
   Mesh, thread_resources}``, ``jax.sharding.{MeshPspecSharding, OpShardingSharding, use_mesh}``
-  (attributes); ``jax.make_mesh`` with Auto axes by default, as before 0.9.0;
+  (attributes);
 - the options ``jax_array`` / ``jax_parallel_functions_output_gda`` and ``live_buffers()`` on
   devices and backends; ``jax.device_put_sharded`` / ``jax.device_put_replicated``;
 - GDAs accepted by ``jax.jit``, ``jax.eval_shape`` and ``jnp``; ``jax._src.device_array.DeviceArray``,
@@ -21,6 +21,8 @@ pjit's input/output contract):
 - ``jax.sharding.PositionalSharding`` (also ``jax.experimental.sharding`` and
   ``jax._src.sharding_impls``), converted to a ``NamedSharding`` where JAX takes a sharding
   (``_positional``);
+- with ``install_era_defaults()`` (the before side's process only): ``jax.make_mesh`` with Auto
+  axes by default, as before 0.9.0;
 - names JAX renamed where its API history shows the old one was the same object as a name the
   installed JAX has (``jax.numpy.product``, ``jax.core.Primitive``), taken on trust (``_renamed``).
 
@@ -105,6 +107,16 @@ class LegacyFinder(importlib.abc.MetaPathFinder):
         return importlib.machinery.ModuleSpec(fullname, _Loader(), is_package=fullname in _PACKAGES)
 
 
+def install_era_defaults() -> None:
+    """Defaults of today's JAX set back to the legacy era's: ``jax.make_mesh`` with Auto axes, as
+    before 0.9.0. Apart from ``install()``: it changes what today's code gets from a name that
+    still exists, so only the before side's own process takes it (``_child``), not a process
+    that also runs today's code (the runtime's in-process tests)."""
+    from jaxmigrate.verify.legacy import _mesh
+
+    _mesh.patch_make_mesh()
+
+
 def install() -> None:
     """Install the legacy runtime into this process (idempotent). Imports jax."""
     global _installed
@@ -125,7 +137,6 @@ def install() -> None:
     _arrays.install()
     _positional.install()
     _mesh.patch_mesh_context()
-    _mesh.patch_make_mesh()
     _buffers.install()
     for module in (jax.experimental.pjit, jax._src.pjit):
         module.pjit = pjit.pjit
