@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -25,7 +26,8 @@ cc = importlib.util.module_from_spec(_spec)
 sys.modules["changelog_coverage"] = cc  # dataclasses look their module up there
 _spec.loader.exec_module(cc)
 
-MIRROR = Path("/work/.mirror/jax-ml+jax/repo")
+# a clone of jax-ml/jax (a bare one will do): $JAX_GITDIR, else the local mirror
+MIRROR = Path(os.environ.get("JAX_GITDIR", "/work/.mirror/jax-ml+jax/repo"))
 
 
 @pytest.fixture(scope="module")
