@@ -55,6 +55,7 @@ AVAILABLE = {
     "jax.extend.core.": ("0.4.27", None),
     "jax.scipy.integrate.trapezoid": ("0.4.15", None),
     "jax.enable_x64": ("0.8.0", None),  # the option's own context manager
+    "jax.effects_barrier": ("0.3.14", None),  # jax/__init__.py at jax-v0.3.14
 }
 
 

@@ -63,6 +63,12 @@ BY_DESIGN = {
                              "are reported for a person, and not emulated"),
     "JM801/registries": ("undecidable", "EffectTypeSet", "`mlir.lowerable_effects.add` is reported for a person (the "
                          "registry takes effect types now) and not emulated: the before side raises"),
+    "JM801/callbacks": ("undecidable", "host_callback", "host_callback and xla_computation are reported with the "
+                        "code to write (not emulated by the legacy runtime, gone from the installed JAX)"),
+    "JM802/callbacks_old_target": ("undecidable", "host_callback", "written for --target-jax 0.4.30: host_callback "
+                                   "is reported with the code to write, and gone from the installed JAX"),
+    "JM801/type_tests": ("undecidable", "PRNGKeyArray", "an isinstance test of a removed key type is reported with "
+                         "the test to write; the legacy runtime does not give jax.random.PRNGKeyArray back"),
     "JM801/shuffle": ("undecidable", "shuffle", "the removed jax.random.shuffle's random stream is not emulated: "
                       "the rewrite to permutation(independent=True) is unsafe and taken on JAX's word"),
     "JM801/star_import": ("undecidable", "tree_multimap", "the legacy runtime gives removed names back through a "
@@ -132,6 +138,7 @@ NOTHING_OBSERVABLE = {
     "JM102/keyword_x", "JM201/function_local_import", "JM201/gda_serialization", "JM201/mesh_attribute_trap",
     "JM201/owned_name_attributes",
     "JM301/only_statement_in_block", "JM401/hasattr_complex", "JM401/unknown_receiver", "JM602/reported_forms",
+    "JM801/same_name", "JM802/same_name",
 }
 
 

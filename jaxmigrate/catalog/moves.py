@@ -83,7 +83,7 @@ REMOVED_MODULES = ("jax.experimental.maps",)
 # are migrated by their own rule (FROM_GDA: JM503), and an import of one that nothing uses any
 # more (e.g. after a fold dropped the branch that read it) is dropped by JM201, as the import
 # fails on that release and later.
-REMOVED_NAMES: Dict[str, str] = {"jax.experimental.pjit.FROM_GDA": "0.4.11"}
+REMOVED_NAMES: Dict[str, str] = {"jax.experimental.pjit.FROM_GDA": "0.4.8"}  # the history's (JM503 too)
 
 
 def applies(move: Move, target: Optional[Tuple[int, ...]]) -> bool:

@@ -3,16 +3,18 @@ changelog, and call transforms for names whose call changes shape. Facts only: n
 
 ``DROP_INS``: old name -> new name that takes the same arguments, or is the type an annotation
 means; a rewrite of an ``isinstance``/``issubclass`` test to ``jax.Array`` is unsafe (every array
-is one now). ``CALLS``: old callable -> how its calls become the new one (see
-``jaxmigrate/patterns/renames.py``).
+is one now), and for the names of ``TYPE_TESTS`` not made at all. ``CALLS``: old callable -> how
+its calls become the new one (see ``jaxmigrate/patterns/renames.py``). ``CALL_CODE``: removed
+callables with no drop-in whose calls have a known rewrite, and the names it needs.
 """
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Optional, Tuple
 
 DROP_INS: Dict[str, str] = {
     "jax.random.KeyArray": "jax.Array",
+    "jax.random.PRNGKeyArray": "jax.Array",
     "jax.numpy.DeviceArray": "jax.Array",
     "jax.interpreters.xla.DeviceArray": "jax.Array",
     "jax.interpreters.xla._DeviceArray": "jax.Array",
@@ -32,4 +34,37 @@ CALLS: Dict[str, str] = {
     "jax.random.shuffle": "jax.random.permutation/independent",
     "jax.experimental.enable_x64": "jax.enable_x64/with",
     "jax.experimental.disable_x64": "jax.enable_x64/with-False",
+    # barrier_wait() waited for the host callbacks to run; JAX's own barrier_wait called
+    # jax.effects_barrier() once host_callback ran on io_callback (the default from 0.4.30)
+    "jax.experimental.host_callback.barrier_wait": "jax.effects_barrier/no-arguments",
+}
+
+#: drop-ins to ``jax.Array`` that hold in annotations only: in an ``isinstance`` test every array
+#: and tracer is a ``jax.Array`` now, so the test is reported, not rewritten, with what to test
+#: instead (``{0}``: the tested value), or None where nothing tells the old type apart
+TYPE_TESTS: Dict[str, Optional[str]] = {
+    # a typed key has a key dtype; a raw key (uint32) never was a PRNGKeyArray
+    "jax.random.KeyArray": "jax.dtypes.issubdtype({0}.dtype, jax.dtypes.prng_key)",
+    "jax.random.PRNGKeyArray": "jax.dtypes.issubdtype({0}.dtype, jax.dtypes.prng_key)",
+    "jax.interpreters.pxla.ShardedDeviceArray": None,
+}
+
+#: removed callables without a drop-in whose calls have a known rewrite (JAX's deprecation notes,
+#: projects' own migrations): old name -> (the names the rewrite needs at the target, the
+#: message's advice). The code is written from each call in ``patterns/call_advice.py``.
+CALL_CODE: Dict[str, Tuple[Tuple[str, ...], str]] = {
+    # call(fn, arg, result_shape=S) ran fn(arg) on the host: io_callback(fn, S, arg) does
+    "jax.experimental.host_callback.call": (
+        ("jax.experimental.io_callback", "jax.pure_callback"),
+        "`jax.experimental.io_callback` (or `jax.pure_callback` when the function is pure)"),
+    # id_tap(tap, x) called tap(x, transforms) and returned x; JAX's io_callback-based id_tap
+    # passed transforms=()
+    "jax.experimental.host_callback.id_tap": (
+        ("jax.experimental.io_callback", "jax.effects_barrier"),
+        "`jax.experimental.io_callback(..., ordered=True)`, and `jax.effects_barrier()` where the "
+        "taps must have run (id_tap returned its argument)"),
+    # xla_computation(f)(*args): JAX 0.4.30's changelog names jax.jit(f).lower(*args).compiler_ir('hlo')
+    "jax.xla_computation": (
+        ("jax.jit",),
+        "`jax.jit(f).lower(*args)` (`.compiler_ir('hlo')`, `.cost_analysis()`)"),
 }

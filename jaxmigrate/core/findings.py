@@ -75,7 +75,9 @@ class Finding:
     end_line: int
     end_column: int
     fix: Optional[Fix] = field(default=None, compare=False)
-    suggestion: Optional[str] = None  # code to write by hand, for findings without a fix
+    # the code to write: by hand for a finding without a fix, what the fix writes (or the name it
+    # puts in) for one with a fix; None where no replacement is known
+    suggestion: Optional[str] = None
 
     @property
     def fixable(self) -> bool:

@@ -5,35 +5,41 @@ rule's: it is not reported here, at its import or its uses."""
 
 from __future__ import annotations
 
+import ast
 from typing import Callable, Iterator, List, Optional, Tuple, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.names import canonical
-from jaxmigrate.catalog.api_history import Status, exists, is_private
+from jaxmigrate.catalog.api_history import Status, Version, entry, exists, is_private, status
 from jaxmigrate.catalog.owners import owner
-from jaxmigrate.catalog.renames import CALLS, DROP_INS
+from jaxmigrate.catalog.renames import CALL_CODE, CALLS, DROP_INS, TYPE_TESTS
 from jaxmigrate.core.findings import Fix, FixSafety
 from jaxmigrate.patterns.api_references import Reference, references
-from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix
+from jaxmigrate.patterns.call_advice import call_code
+from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix, rewrite_use
 
-Found = Tuple[Reference, str, Optional[Fix]]
+#: (reference, message, fix, the code to write)
+Found = Tuple[Reference, str, Optional[Fix], Optional[str]]
+#: (what to use instead, as message text; the code to write; the fix)
+Advice = Tuple[Optional[str], Optional[str], Optional[Fix]]
 
 
 def history_findings(ctx: FileContext, wanted: Callable[[Reference], bool]) -> Iterator[Found]:
-    """(reference, message, fix) for each reference ``wanted`` selects. A name bound by a ``from``
-    import whose fix renames it is not reported at its uses: the import's fix is theirs too."""
+    """(reference, message, fix, code) for each reference ``wanted`` selects. A name bound by a
+    ``from`` import whose fix renames it is not reported at its uses: the import's fix is theirs too."""
     fixed_imports = set()
     out: List[Found] = []
     for ref in references(ctx):
         if not wanted(ref) or _owned(ref):
             continue
-        advice, fix = _replacement(ctx, ref)
+        advice, code, fix = _replacement(ctx, ref)
         if ref.is_import and fix is not None:
             fixed_imports.add(id(ref.node))
-        out.append((ref, _message(ctx, ref, advice), fix))
-    for ref, text, fix in out:
+        out.append((ref, _message(ctx, ref, advice), fix, code))
+    for found in out:
+        ref = found[0]
         if ref.via_import is None or id(ref.via_import) not in fixed_imports:
-            yield ref, text, fix
+            yield found
 
 
 def _owned(ref: Reference) -> bool:
@@ -61,36 +67,115 @@ def _message(ctx: FileContext, ref: Reference, advice: Optional[str]) -> str:
     return text
 
 
-def _replacement(ctx: FileContext, ref: Reference) -> Tuple[Optional[str], Optional[Fix]]:
-    """(what to use instead at the target, as message text; the fix) for one reference."""
+def _replacement(ctx: FileContext, ref: Reference) -> Advice:
+    """(what to use instead at the target, as message text; the code; the fix) for one reference."""
     st = ref.status
     transform = CALLS.get(st.qualname)
     if transform is not None and not ref.is_import:
         call_name, _, keyword = transform.partition("/")
+        fix = call_fix(ctx, ref, transform)
         if call_name == "second-argument":
-            return "its second argument (it returned it unchanged)", call_fix(ctx, ref, transform)
+            call = ctx.parent(ref.node)
+            plain = isinstance(call, ast.Call) and call.func is ref.node and len(call.args) == 2
+            second = ctx.text(call.args[1]) if plain else None  # type: ignore[union-attr]  # a call: plain
+            return "its second argument (it returned it unchanged)", second, fix
         if exists(call_name, ctx.target):
-            advice = {"with": f"`with {call_name}(...):`", "with-False": f"`with {call_name}(False):`"}.get(
-                keyword, f"`{call_name}(..., {keyword}=True)`")
-            return advice, call_fix(ctx, ref, transform)
-    curated = DROP_INS.get(st.qualname)
-    if curated is not None and exists(curated, ctx.target):
+            code = {"with": f"with {call_name}(...):", "with-False": f"with {call_name}(False):",
+                    "no-arguments": f"{call_name}()"}.get(keyword, f"{call_name}(..., {keyword}=True)")
+            return f"`{code}`", code, fix
+    if st.qualname in CALL_CODE and st.qualname == ref.spelled:
+        needs, advice = CALL_CODE[st.qualname]
+        if all(exists(name, ctx.target) for name in needs):
+            return advice, call_code(ctx, st.qualname, ref.node), None
+    new, how, old = replacement_name(ref.spelled, st, ctx.target)
+    if new is None:
+        return None, None, None
+    if how == "same-name":
+        return f"`{new}` (the same name under `jax.extend`: check that it does what the old one did)", new, None
+    if how == "drop-in" or old in TYPE_TESTS:
         # `isinstance(x, jax.Array)` holds for every array: it no longer tells the old type apart
         tested = _type_tested(ctx, ref) if ref.is_import else in_type_test(ctx, ref.node)
-        safety: FixSafety = "unsafe" if curated == "jax.Array" and tested else "safe"
-        return f"`{curated}`", rename_fix(ctx, ref, curated, safety)
-    new = _public(st, ctx)
-    if new is None:
-        return None, None
+        if tested and old in TYPE_TESTS:
+            return _type_test_advice(ctx, ref, old, new)
+        safety: FixSafety = "unsafe" if new == "jax.Array" and tested else "safe"
+        if how != "drop-in":
+            return f"`{new}`", new, None
+        if st.qualname != ref.spelled and not ref.is_import and ref.via_import is None and isinstance(ref.node, ast.expr):
+            return f"`{new}`", new, rewrite_use(ctx, ref.node, ref.spelled, new, safety)  # through a moved module
+        return f"`{new}`", new, rename_fix(ctx, ref, new, safety)
     fix = rename_fix(ctx, ref, new, "safe") if st.rename and st.replacement == new else None
-    return f"`{new}`", fix
+    return f"`{new}`", new, fix
 
 
-def _public(st: Status, ctx: FileContext) -> Optional[str]:
+def _type_test_advice(ctx: FileContext, ref: Reference, old: str, new: str) -> Advice:
+    """A type that ``TYPE_TESTS`` lists, in an ``isinstance`` test (or imported for one): what to
+    test instead, where something tells the old type apart, else the annotation's type with a caveat."""
+    test = TYPE_TESTS[old]
+    call = ctx.parent(ref.node)
+    if isinstance(call, ast.Tuple):
+        call = ctx.parent(call)
+    if test is not None and exists("jax.dtypes.prng_key", ctx.target):
+        value = ctx.text(call.args[0]) if isinstance(call, ast.Call) and not ref.is_import else "x"
+        code = test.format(value)
+        return f"`{code}` to test for a key (every array is a `jax.Array`, raw keys too)", code, None
+    return (f"`{new}` in annotations; in an `isinstance` test it holds for every array and tracer, so it no longer "
+            f"tells this type apart", new, None)
+
+
+def replacement_name(spelled: str, st: Status, target: Optional[Version]) -> Tuple[Optional[str], str, str]:
+    """The name to use instead of ``spelled`` (judged ``st``) at ``target``, always one the target
+    has, and how it was found: ``drop-in`` (the hand table), ``history`` (the name JAX pointed
+    to, followed through a moved module: ``jax.pxla.X`` is ``jax.interpreters.pxla.X``, or what
+    that name became), ``same-name`` (the same name under ``jax.extend``, which the history has
+    at the target); and the old name it replaces (``jax.interpreters.pxla.X`` for ``jax.pxla.X``).
+    (None, "", spelled) where none is known."""
+    if st.qualname == spelled:
+        curated = DROP_INS.get(st.qualname)
+        if curated is not None and exists(curated, target):
+            return curated, "drop-in", spelled
+        new = _public(st, target)
+        if new is not None:
+            return new, "history", spelled
+        same = same_name(st.qualname, target)
+        return (same, "same-name", spelled) if same is not None else (None, "", spelled)
+    new = _public(st, target)
+    if new is None and DROP_INS.get(st.qualname) is not None and exists(DROP_INS[st.qualname], target):
+        return DROP_INS[st.qualname], "history", spelled  # `DeviceArray.item`: the type's drop-in, no rename
+    found = entry(new) if new is not None else None
+    if new is None or found is None or not found.module:
+        return new, "history", spelled  # an attribute of a removed object: the object's replacement
+    moved = new + spelled[len(st.qualname):]  # the same name in the module that replaced the removed one
+    if exists(moved, target):
+        return moved, "history", moved
+    judged = status(moved, target)
+    if judged is not None and judged.qualname == moved:
+        return replacement_name(moved, judged, target)
+    return None, "", spelled
+
+
+def same_name(qualname: str, target: Optional[Version]) -> Optional[str]:
+    """The same name under ``jax.extend``, where the target has it (``jax.core.X`` ->
+    ``jax.extend.core.X``, ``jax.interpreters.mlir.X`` -> ``jax.extend.mlir.X``): the longest
+    tail of the name's path that ``jax.extend`` has, with the same last part."""
+    parts = qualname.split(".")
+    if parts[:2] == ["jax", "extend"]:
+        return None
+    for start in range(1, len(parts) - 1):
+        tail = parts[start:]
+        if any(p.startswith("_") for p in tail):
+            continue
+        candidate = "jax.extend." + ".".join(tail)
+        found = entry(candidate)
+        if found is not None and not found.module and exists(candidate, target):
+            return candidate
+    return None
+
+
+def _public(st: Status, target: Optional[Version]) -> Optional[str]:
     """The replacement to name, where the target has it (a private name's only when public)."""
     if st.replacement is None or (st.private and is_private(st.replacement)):
         return None
-    return st.replacement if exists(st.replacement, ctx.target) else None
+    return st.replacement if exists(st.replacement, target) else None
 
 
 def _type_tested(ctx: FileContext, ref: Reference) -> bool:

@@ -83,7 +83,7 @@ def _suggest(result: Dict, code: str) -> None:
     JSON's ``suggestion``) and, when it has several lines, as a fenced block in ``message.markdown``
     (SARIF 2.1.0 3.11.4: a viewer that renders markdown shows it instead of ``text``). Not as
     ``fixes``: a SARIF fix is an exact replacement a tool may apply, and a suggestion is code for a
-    person to adapt (placeholders, a place to choose), given where no fix could be written."""
+    person to adapt (placeholders, a place to choose), or the name a fix puts in."""
     result["properties"] = {"suggestion": code}
     if "\n" in code:
         text = result["message"]["text"].removesuffix(f"; {SUGGESTED_ELSEWHERE}")

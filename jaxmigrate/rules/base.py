@@ -82,6 +82,9 @@ class Rule:
     deprecated_in: ClassVar[Optional[str]] = None
     removed_in: ClassVar[Optional[str]] = None
     replacement_since: ClassVar[Optional[str]] = None
+    #: the JAX names whose deprecation and removal those versions (and the rule's messages) state:
+    #: they are the API history's (tests/test_suggestions.py)
+    history_names: ClassVar[Tuple[str, ...]] = ()
     examples: ClassVar[Tuple[Example, ...]] = ()
     #: a finding of this rule is dropped where another rule's finding spans it: the API-history
     #: rules see every reference, also one inside a hand-written rule's rewrite of a pattern (the
@@ -123,11 +126,15 @@ class Rule:
         message: str,
         fix: Optional[Fix] = None,
         suggestion: Optional[str] = None,
+        replacement: Optional[str] = None,
     ) -> Finding:
+        """A finding at ``node``. ``suggestion``: code to write by hand, added to the message
+        (without a fix); ``replacement``: the code the message already names (``use `x` ``),
+        carried as the finding's suggestion with the message as it is."""
         line, col, end_line, end_col = ctx.position(node)
         if suggestion and fix is None:  # code of several lines goes where multi-line text belongs
             message = f"{message}; {SUGGESTED_ELSEWHERE}" if "\n" in suggestion else f"{message}; suggested: {suggestion}"
-        return Finding(self.code, message, line, col, end_line, end_col, fix, suggestion)
+        return Finding(self.code, message, line, col, end_line, end_col, fix, suggestion or replacement)
 
     @classmethod
     def documentation(cls) -> str:
@@ -159,5 +166,5 @@ class HistoryRule(Rule):
         raise NotImplementedError
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
-        for ref, message, fix in history_findings(ctx, self.selects):
-            yield self.finding(ctx, ref.node, message, fix)
+        for ref, message, fix, code in history_findings(ctx, self.selects):
+            yield self.finding(ctx, ref.node, message, fix, replacement=code)

@@ -76,4 +76,4 @@ class DeviceBuffers(Rule):
             text = REPLACEMENTS[node.attr].format(x=ctx.text(node.value))
             fix = Fix("safe", edits=(ctx.replace(node, text),))  # the receiver is evaluated once either way
             yield self.finding(ctx, node, f"`.{node.attr}` was deprecated in JAX 0.4.22 and removed in 0.4.27: use "
-                               f"`{REPLACEMENTS[node.attr].format(x='arr')}`", fix)
+                               f"`{REPLACEMENTS[node.attr].format(x='arr')}`", fix, replacement=text)

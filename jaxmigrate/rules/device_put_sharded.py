@@ -50,6 +50,7 @@ class DevicePutSharded(Rule):
     deprecated_in = "0.8.1"
     removed_in = "0.10.0"
     replacement_since = "0.4.25"  # jax.tree.map
+    history_names = ("jax.device_put_sharded", "jax.device_put_replicated")
     examples = (
         Example(
             snippet("""
@@ -100,7 +101,7 @@ class DevicePutSharded(Rule):
                 yield self.finding(ctx, call, f"{message}; name the device list first (the fix uses it twice)",
                                    suggestion=_suggestion(callee))
             else:
-                yield self.finding(ctx, call, message, self._fix(ctx, call, callee, args))
+                yield self.finding(ctx, call, message, self._fix(ctx, call, callee, args), replacement="jax.device_put")
 
     def _fix(self, ctx: FileContext, call: ast.Call, callee: str, args) -> Fix:
         np_, imports = importer(ctx).module_reference("numpy", "np", at=call)

@@ -41,6 +41,7 @@ class ExperimentalShardMap(Rule):
     triggers = (b"shard_map",)
     deprecated_in = "0.8.0"
     replacement_since = "0.6.1"
+    history_names = ("jax.experimental.shard_map.shard_map",)
     examples = (
         Example(
             snippet("""
@@ -78,7 +79,7 @@ class ExperimentalShardMap(Rule):
                     and not isinstance(ctx.parent(node), ast.Attribute)):
                 yield self.finding(ctx, node, "`jax.experimental.shard_map.shard_map` is deprecated since JAX 0.8.0 and "
                                    "used as a value here: replace it with `jax.shard_map` by hand (options "
-                                   "keyword-only, `check_vma`, `axis_names`)")
+                                   "keyword-only, `check_vma`, `axis_names`)", replacement="jax.shard_map")
 
     def _rewrite(self, ctx: FileContext, call: ast.Call, callee: ast.expr, options: List[ast.expr]) -> Finding:
         message = "`jax.experimental.shard_map.shard_map` is deprecated since JAX 0.8.0: use `jax.shard_map`"
@@ -102,7 +103,7 @@ class ExperimentalShardMap(Rule):
             if kw.arg in ("check_rep", "auto"):
                 edits.append(ctx.replace(kw, self._option(ctx, kw.arg, kw.value, mesh)))
         fix = Fix("unsafe", edits=tuple(edits), add_imports=imports, drop_unused_imports=importer(ctx).root_import(callee))
-        return self.finding(ctx, call, message, fix)
+        return self.finding(ctx, call, message, fix, replacement="jax.shard_map")
 
     @staticmethod
     def _option(ctx: FileContext, name: str, value: ast.expr, mesh: Optional[ast.expr]) -> str:

@@ -45,7 +45,8 @@ class FromGda(Rule):
     jax.Array off needs it for GDA inputs.
 
     ## Why is this bad?
-    `FROM_GDA` was deprecated in JAX 0.4.7 and removed in 0.4.11. Its meaning, "use the input's
+    `FROM_GDA` was deprecated in JAX 0.4.7 and removed in 0.4.8 (JAX's changelog lists the
+    removal under 0.4.11; from 0.4.8 on the name only raises). Its meaning, "use the input's
     own sharding", is the default for jax.Array; but a spec next to it declared a host-local
     input, which jax.Array's pjit no longer assembles into a global array by itself.
     """
@@ -56,7 +57,8 @@ class FromGda(Rule):
     fix_safety = "safe"
     triggers = (b"FROM_GDA",)
     deprecated_in = "0.4.7"
-    removed_in = "0.4.11"
+    removed_in = "0.4.8"
+    history_names = ("jax.experimental.pjit.FROM_GDA",)
     replacement_since = "0.4.1"
     examples = (
         Example(
@@ -115,7 +117,8 @@ class FromGda(Rule):
             elif flags is not None and isinstance(pj.value, (ast.Tuple, ast.List)):
                 yield self._mixed(ctx, pj, leaves, flags)  # type: ignore[arg-type]  # leaves is set when flags is
             else:
-                yield self.finding(ctx, pj.value, "`FROM_GDA` inside a pytree or a variable was removed in JAX 0.4.11: "
+                yield self.finding(ctx, pj.value, f"`FROM_GDA` inside a pytree or a variable was removed in JAX "
+                                   f"{self.removed_in}: "
                                    "drop it from the input shardings and convert host-local inputs with "
                                    "`multihost_utils.host_local_array_to_global_array`",
                                    suggestion="pjit(f, out_shardings=...) and host_local_array_to_global_array(x, mesh, spec) "
@@ -124,7 +127,8 @@ class FromGda(Rule):
             if id(node) in handled or not isinstance(getattr(node, "ctx", None), ast.Load):
                 continue
             if not isinstance(ctx.parent(node), ast.Attribute):
-                yield self.finding(ctx, node, "`FROM_GDA` was removed in JAX 0.4.11: jax.Array inputs carry their own "
+                yield self.finding(ctx, node, f"`FROM_GDA` was removed in JAX {self.removed_in}: jax.Array inputs carry "
+                                   "their own "
                                    "sharding; drop it where it reaches pjit's input shardings",
                                    suggestion="omit in_shardings (or None for that input under jax.jit)")
 
@@ -136,7 +140,7 @@ class FromGda(Rule):
         else:  # pjit(f, FROM_GDA[, out]): the output spec becomes a keyword
             rest = pj.call.args[2:]
             if len(rest) > 1 or pj.call.keywords and rest:
-                return self.finding(ctx, pj.value, "`FROM_GDA` was removed in JAX 0.4.11: drop the input shardings",
+                return self.finding(ctx, pj.value, f"`FROM_GDA` was removed in JAX {self.removed_in}: drop the input shardings",
                                     suggestion="pjit(f, out_shardings=..., ...) with the other options as keywords")
             if rest:
                 start, end = ctx.span(pj.value)[0], ctx.span(rest[0])[1]
@@ -144,13 +148,13 @@ class FromGda(Rule):
                 edit = Edit(start, end, f"{keyword}={ctx.text(rest[0])}")
             else:
                 edit = drop_argument(ctx, pj.call, pj.value)
-        return self.finding(ctx, pj.value, "`FROM_GDA` was removed in JAX 0.4.11: jax.Array inputs carry their own "
+        return self.finding(ctx, pj.value, f"`FROM_GDA` was removed in JAX {self.removed_in}: jax.Array inputs carry their own "
                             "sharding, so drop the input shardings", Fix("safe", edits=(edit,), drop_unused_imports=drops))
 
     def _mixed(self, ctx: FileContext, pj: PjitCall, leaves: List[ast.expr], flags: List[bool]) -> Finding:
         host = [i for i, is_gda in enumerate(flags) if not is_gda]
         specs = [ctx.text(leaves[i]) for i in host]
-        message = ("`FROM_GDA` mixed with specs for host-local inputs was removed in JAX 0.4.11: drop the input "
+        message = (f"`FROM_GDA` mixed with specs for host-local inputs was removed in JAX {self.removed_in}: drop the input "
                    "shardings and convert the host-local arguments with `multihost_utils.host_local_array_to_global_array`")
         args = [f"arg{i + 1}" for i in host]
         generic = (f"{pj.name or 'pjitted_f'} = pjit(f, out_shardings=...)\n"

@@ -125,6 +125,7 @@ class GdaAttributes(Rule):
     deprecated_in = "0.4.1"
     removed_in = "0.4.7"
     replacement_since = "0.4.1"
+    history_names = ("jax.experimental.global_device_array.GlobalDeviceArray",)
     examples = (
         Example(
             snippet("""

@@ -61,6 +61,7 @@ class GdaConstruction(Rule):
     deprecated_in = "0.4.1"
     removed_in = "0.4.7"
     replacement_since = "0.4.1"
+    history_names = ("jax.experimental.global_device_array.GlobalDeviceArray",)
     examples = (
         Example(
             snippet("""
@@ -127,4 +128,4 @@ class GdaConstruction(Rule):
             edits = (ctx.replace(call, text),)
         fix = Fix("safe", edits=edits, add_imports=imports + more, drop_unused_imports=importer(ctx).root_import(call.func))
         return self.finding(ctx, call, f"`GlobalDeviceArray{'.' + method if method != 'GlobalDeviceArray' else ''}` "
-                            f"was removed in JAX 0.4.7: use `{target}` with a NamedSharding", fix)
+                            f"was removed in JAX 0.4.7: use `{target}` with a NamedSharding", fix, replacement=target)

@@ -92,6 +92,7 @@ class HostLocalInputs(Rule):
     deprecated_in = "0.4.1"
     removed_in = "0.4.7"
     replacement_since = "0.4.1"
+    history_names = ("jax.experimental.global_device_array.GlobalDeviceArray",)
     examples = (
         Example(
             snippet("""

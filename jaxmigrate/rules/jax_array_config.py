@@ -76,6 +76,7 @@ class JaxArrayConfig(Rule):
     deprecated_in = "0.4.7"
     removed_in = "0.4.14"
     replacement_since = "0.4.7"
+    history_names = ("jax.config.jax_array",)
     examples = (
         Example(
             snippet("""

@@ -179,7 +179,8 @@ class LiveBuffers(Rule):
                                     f"{platform}) for s in a.addressable_shards]")
             fix = Fix("safe", edits=(ctx.replace(call, f"{live}({platform})"),), add_imports=imports,
                       drop_unused_imports=drops)
-            return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: use `jax.live_arrays()`", fix)
+            return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: use `jax.live_arrays()`", fix,
+                                replacement="jax.live_arrays()")
         device = ctx.text(receiver)
         shards = f"[s.data for a in {live}() for s in a.addressable_shards if s.device == {device}]"
         if kind == "device":

@@ -21,6 +21,10 @@ SET_MESH_NAME = "jax.set_mesh"
 SET_MESH_SINCE = "0.7.1"
 
 
+#: the statement JM702's findings name
+SET_MESH = "with jax.set_mesh(mesh):"
+
+
 class MeshContext(Rule):
     """
     ## What it does
@@ -187,7 +191,7 @@ class MeshContext(Rule):
         if not ctx.target_at_least(SET_MESH_SINCE) or not uses_jax(ctx):
             return
         message = ("`with mesh:` is deprecated since JAX 0.10.1 and gives `jax.jit` no mesh for bare "
-                   "PartitionSpecs: use `with jax.set_mesh(mesh):`")
+                   f"PartitionSpecs: use `{SET_MESH}`")
         held = module_blocker(ctx)
         for helper in mesh_helper_withs(ctx):
             yield self.finding(ctx, helper, "this helper enters a mesh in the `with mesh:` way (deprecated since JAX "
@@ -199,11 +203,11 @@ class MeshContext(Rule):
         for w in mesh_withs(ctx):
             expr = w.item.context_expr
             if w.problem:
-                yield self.finding(ctx, expr, f"{message}; {w.problem}")
+                yield self.finding(ctx, expr, f"{message}; {w.problem}", replacement=SET_MESH)
             elif held:
-                yield self.finding(ctx, expr, f"{message}; {HELD}: {held}")
+                yield self.finding(ctx, expr, f"{message}; {HELD}: {held}", replacement=SET_MESH)
             else:
-                yield self.finding(ctx, expr, message, self._fix(ctx, w.statement, w.item))
+                yield self.finding(ctx, expr, message, self._fix(ctx, w.statement, w.item), replacement=SET_MESH)
 
     @staticmethod
     def _fix(ctx: FileContext, node: ast.stmt, item: ast.withitem) -> Fix:

@@ -115,7 +115,7 @@ class MovedNameRule(Rule):
         if module_move is not None:
             new_module = module_move.new + node.module[len(module_move.old):]
             return self.finding(ctx, node, f"`{node.module}` moved to `{new_module}`",
-                                Fix("safe", edits=(rewrite_module_path(ctx, node, new_module),)))
+                                Fix("safe", edits=(rewrite_module_path(ctx, node, new_module),)), replacement=new_module)
         moved: List[Tuple[ast.alias, Move]] = []
         for alias in node.names:
             move = self._move(f"{node.module}.{alias.name}") or self._move(canonical(f"{node.module}.{alias.name}"))
@@ -131,7 +131,8 @@ class MovedNameRule(Rule):
         edits = rewrite_from_import(ctx, node, [(a, m.new) for a, m in moved], removed, rename_uses=True)
         parts = [f"`{node.module}.{a.name}` moved to `{m.new}`" for a, m in moved]
         parts += [f"`{node.module}.{a.name}` no longer exists and is unused" for a in removed]
-        return self.finding(ctx, node, "; ".join(parts), Fix("safe", edits=tuple(edits)))
+        return self.finding(ctx, node, "; ".join(parts), Fix("safe", edits=tuple(edits)),
+                            replacement=", ".join(m.new for _, m in moved) or None)
 
     def _uses_without_replacement(self, ctx: FileContext) -> Iterator[Finding]:
         """Each use of an imported name whose replacement the target lacks (the import is reported too)."""
@@ -153,7 +154,8 @@ class MovedNameRule(Rule):
                 continue
             if all(isinstance(b.node, ast.ImportFrom) and b.node.names[0].name == "*" for b in ctx.bindings(name)):
                 best = best_for_uses(move, ctx.target)
-                yield self.finding(ctx, name, f"`{qual}` moved to `{best}`", rewrite_use(ctx, name, move.old, best, "safe"))
+                yield self.finding(ctx, name, f"`{qual}` moved to `{best}`", rewrite_use(ctx, name, move.old, best, "safe"),
+                                   replacement=best)
 
     def _unused_removed_aliases(self, ctx: FileContext, node: ast.ImportFrom) -> List[ast.alias]:
         """The aliases of removed modules, and of removed names (in the target), that nothing reads."""
@@ -174,7 +176,7 @@ class MovedNameRule(Rule):
             if move is not None:
                 new = move.new + alias.name[len(move.old):]
                 yield self.finding(ctx, alias, f"`{alias.name}` moved to `{new}`",
-                                   Fix("safe", edits=(rewrite_module_import(ctx, alias, new),)))
+                                   Fix("safe", edits=(rewrite_module_import(ctx, alias, new),)), replacement=new)
             elif alias.name in MODULE_IMPORTS and not alias.asname:
                 yield self.dropped_import(ctx, node, alias, f"the `{alias.name}` submodule was removed in JAX 0.4.29: "
                                         f"`import {MODULE_IMPORTS[alias.name]}` gives the same names")
@@ -200,7 +202,7 @@ class MovedNameRule(Rule):
                                 f"target JAX either{note}")
         best = best_for_uses(move, ctx.target)
         fix = rewrite_use(ctx, node, move.old, best, "safe", module=move.module)
-        return self.finding(ctx, node, f"`{qual}` moved to `{best}`", fix)
+        return self.finding(ctx, node, f"`{qual}` moved to `{best}`", fix, replacement=best)
 
 
 

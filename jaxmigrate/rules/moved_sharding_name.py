@@ -49,6 +49,7 @@ class MovedShardingName(MovedNameRule):
     deprecated_in = "0.4.4"
     removed_in = "0.4.11"
     replacement_since = "0.4.1"
+    history_names = ("jax.experimental.maps.Mesh", "jax.experimental.PartitionSpec")
     examples: ClassVar[Tuple[Example, ...]] = (
         Example(
             snippet("""

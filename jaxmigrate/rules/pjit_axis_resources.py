@@ -118,7 +118,7 @@ class PjitAxisResources(Rule):
         start = ctx.offset(kw.lineno, kw.col_offset)
         new = AXIS_RESOURCES_RENAMES[kw.arg]  # type: ignore[index]  # a legacy keyword: its arg is set
         fix = Fix("safe", edits=(Edit(start, start + len(kw.arg), new),))  # type: ignore[arg-type]  # a legacy keyword: its arg is set
-        return self.finding(ctx, kw, f"`{kw.arg}` was removed from pjit in JAX 0.4.14: use `{new}`", fix)
+        return self.finding(ctx, kw, f"`{kw.arg}` was removed from pjit in JAX 0.4.14: use `{new}`", fix, replacement=new)
 
     def _kwargs(self, ctx: FileContext, call: ast.Call, value: ast.expr, handled: set) -> Iterator[Finding]:
         """``pjit(f, **kw)`` where ``kw`` is a keyword dict built in the same function."""
@@ -141,7 +141,8 @@ class PjitAxisResources(Rule):
                 edit = _rename_key(ctx, key_node, key)
                 fix = Fix("safe", edits=(edit,))
                 yield self.finding(ctx, key_node,
-                                   f"`{key}` reaches pjit through `**{value.id}`: use `{AXIS_RESOURCES_RENAMES[key]}`", fix)
+                                   f"`{key}` reaches pjit through `**{value.id}`: use `{AXIS_RESOURCES_RENAMES[key]}`", fix,
+                                   replacement=AXIS_RESOURCES_RENAMES[key])
             else:
                 yield self.finding(
                     ctx,

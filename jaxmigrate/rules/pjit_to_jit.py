@@ -61,6 +61,7 @@ class PjitToJit(Rule):
     triggers = (b"pjit",)
     deprecated_in = PJIT_DEPRECATED_SINCE
     replacement_since = PJIT_DEPRECATED_SINCE
+    history_names = ("jax.experimental.pjit.pjit",)
     examples = (
         Example(
             snippet("""
@@ -129,11 +130,11 @@ class PjitToJit(Rule):
         for use in pjit_uses(ctx):
             why = blocker(ctx, use)
             if why:
-                yield self.finding(ctx, use.node, f"{message}; {why}")
+                yield self.finding(ctx, use.node, f"{message}; {why}", replacement="jax.jit")
             elif held:
-                yield self.finding(ctx, use.node, f"{message}; {HELD}: {held}")
+                yield self.finding(ctx, use.node, f"{message}; {HELD}: {held}", replacement="jax.jit")
             else:
-                yield self.finding(ctx, use.node, message, self._fix(ctx, use))
+                yield self.finding(ctx, use.node, message, self._fix(ctx, use), replacement="jax.jit")
 
     def _fix(self, ctx: FileContext, use: PjitUse) -> Fix:
         ref, imports = importer(ctx).reference(JIT, at=use.node, dotted=True)

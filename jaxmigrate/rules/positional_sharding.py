@@ -86,6 +86,7 @@ class PositionalSharding(Rule):
     deprecated_in = "0.6.0"
     removed_in = "0.7.0"
     replacement_since = "0.4.1"
+    history_names = ("jax.sharding.PositionalSharding",)
     examples = (
         Example(
             snippet("""
@@ -356,7 +357,7 @@ class _Plan:
                 root = self._group_root(expr)
                 if id(root) not in fixes:
                     fixes[id(root)] = self._group_fix(root)
-                yield rule.finding(ctx, expr, MESSAGE, fixes[id(root)])
+                yield rule.finding(ctx, expr, MESSAGE, fixes[id(root)], replacement="jax.sharding.NamedSharding")
                 continue
             stmt = self._definition(expr)
             rebound = self.parser.rebound(stmt) if stmt is not None else None

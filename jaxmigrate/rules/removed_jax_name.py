@@ -21,8 +21,25 @@ class RemovedJaxName(HistoryRule):
     becomes `y`, `jax.random.shuffle(key, x)` becomes
     `jax.random.permutation(key, x, independent=True)`, and in a `with` statement
     `jax.experimental.enable_x64(v)` / `disable_x64()` become `jax.enable_x64(v)` /
-    `jax.enable_x64(False)`. A set's method on a registry that is no longer a set
-    (`mlir.lowerable_effects.add`) is reported too.
+    `jax.enable_x64(False)`, and `host_callback.barrier_wait()` becomes `jax.effects_barrier()`.
+    A set's method on a registry that is no longer a set (`mlir.lowerable_effects.add`) is
+    reported too.
+
+    Every replacement named is one the target has, by the history: a name reached through a
+    removed module is looked up in the module that replaced it (`jax.pxla.ShardedDeviceArray`:
+    not `jax.interpreters.pxla`, which dropped it too, but `jax.Array`); a name JAX gave no
+    replacement for whose same name `jax.extend` has at the target is pointed there
+    (`jax.core.unsafe_get_axis_names_DO_NOT_USE` → `jax.extend.core....`, reported, not
+    rewritten). Calls that have a known rewrite but no drop-in carry the code to write in the
+    finding's `suggestion` (JSON, SARIF, `fix --report`), written from the call:
+    `hcb.call(fn, x, result_shape=S)` → `jax.experimental.io_callback(fn, S, x)` (or
+    `jax.pure_callback` for a pure `fn`), `hcb.id_tap(tap, x)` →
+    `jax.experimental.io_callback(lambda a: tap(a, ()), None, x, ordered=True)` (then
+    `jax.effects_barrier()` where the taps must have run), `jax.xla_computation(f)(x)` →
+    `jax.jit(f).lower(x).compiler_ir('hlo')`. `jax.random.KeyArray`/`PRNGKeyArray` and
+    `ShardedDeviceArray` become `jax.Array` in annotations; in an `isinstance` test they are
+    reported instead (every array and tracer is a `jax.Array` now), a key test with
+    `jax.dtypes.issubdtype(k.dtype, jax.dtypes.prng_key)` to write.
 
     An import of a removed name is reported as well as its uses: the import fails first.
     Names a hand-written rule migrates (`maps.Mesh`, `GlobalDeviceArray`, `jax.tree_map`, ...)
@@ -33,7 +50,8 @@ class RemovedJaxName(HistoryRule):
     import. Fix safety: renames of the same object are safe; a type rewritten to `jax.Array`
     inside an `isinstance` test is unsafe (every array is a `jax.Array`); `tie_in` is safe when
     its dropped first argument is a plain name, `shuffle` → `permutation` is unsafe, the x64
-    context managers are safe.
+    context managers are safe; `barrier_wait()` → `jax.effects_barrier()` is unsafe (before JAX
+    0.4.30, host_callback's own legacy taps are not effects the barrier waits for).
     """
 
     code = "JM801"
@@ -98,6 +116,24 @@ class RemovedJaxName(HistoryRule):
                 y = jax.numpy.zeros(3)
             """),
             title="a call transform",
+        ),
+        Example(
+            snippet("""
+                from jax.experimental import host_callback as hcb
+
+                def run(step, x):
+                    step(x)
+                    hcb.barrier_wait()
+            """),
+            snippet("""
+                import jax
+
+                def run(step, x):
+                    step(x)
+                    jax.effects_barrier()
+            """),
+            unsafe=True,
+            title="waiting for the host callbacks",
         ),
         Example(
             snippet("""

@@ -40,6 +40,7 @@ class RemovedMapsApi(Rule):
     requires: ClassVar[Tuple[Tuple[bytes, ...], ...]] = (_module_parts,)
     deprecated_in = "0.4.26"
     removed_in = "0.4.31"
+    history_names = ("jax.experimental.maps.xmap",)
     examples = (
         Example(
             snippet("""
@@ -119,4 +120,5 @@ class RemovedMapsApi(Rule):
 
     def _report(self, ctx: FileContext, node: ast.AST, module: str, name: str) -> Finding:
         advice = self.ADVICE.get(name, "it has no replacement in current JAX; see the JAX changelog")
-        return self.finding(ctx, node, f"`{module}.{name}` was removed from JAX: {advice}")
+        return self.finding(ctx, node, f"`{module}.{name}` was removed from JAX: {advice}",
+                            replacement="jax.shard_map" if name == "xmap" else None)

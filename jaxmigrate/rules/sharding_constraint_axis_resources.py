@@ -89,5 +89,6 @@ class ShardingConstraintAxisResources(Rule):
             yield self.finding(
                 ctx, call, "`axis_resources=` was removed from with_sharding_constraint in JAX 0.4.11: use "
                 "`jax.lax.with_sharding_constraint(x, shardings)`", fix,
+                replacement="jax.lax.with_sharding_constraint(x, shardings)",
             )
 

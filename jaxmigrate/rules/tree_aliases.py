@@ -34,6 +34,7 @@ class TreeAliases(MovedNameRule):
     deprecated_in = "0.4.26"
     removed_in = "0.6.0"
     replacement_since = "0.4.25"
+    history_names = ("jax.tree_map",)
 
     @classmethod
     def wants(cls, data) -> bool:

@@ -1,0 +1,85 @@
+"""The code to write for a call of a removed callable that has no drop-in but a known rewrite
+(``catalog.renames.CALL_CODE``): host_callback's ``call`` and ``id_tap``, ``jax.xla_computation``.
+
+The code is written from the call as the file spells it where its arguments are plain (no
+``*args``/``**kwargs``, no option the rewrite does not carry), else with placeholders; a reference
+that is not called (an import, a function passed around) gets the placeholder form.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional
+
+from jaxmigrate.analysis.context import FileContext
+
+#: the code with placeholders, for a reference whose call is not visible or not plain
+GENERIC: Dict[str, str] = {
+    "jax.experimental.host_callback.call": "jax.experimental.io_callback(fn, result_shape, arg)",
+    "jax.experimental.host_callback.id_tap": "jax.experimental.io_callback(lambda a: tap(a, ()), None, arg, ordered=True)",
+    "jax.xla_computation": "jax.jit(f).lower(*args).compiler_ir('hlo')",
+}
+
+
+def call_code(ctx: FileContext, qualname: str, node: ast.AST) -> str:
+    """The code to write in place of the reference ``node`` to ``qualname`` (a key of ``GENERIC``)."""
+    call = ctx.parent(node)
+    written = None
+    if isinstance(call, ast.Call) and call.func is node and _plain(call):
+        if qualname == "jax.experimental.host_callback.call":
+            written = _hcb_call(ctx, call)
+        elif qualname == "jax.experimental.host_callback.id_tap":
+            written = _id_tap(ctx, call)
+        elif qualname == "jax.xla_computation":
+            written = _xla_computation(ctx, call)
+    return written or GENERIC[qualname]
+
+
+def _plain(call: ast.Call) -> bool:
+    return not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg is not None for k in call.keywords)
+
+
+def _arguments(ctx: FileContext, call: ast.Call, names: List[str]) -> Optional[Dict[str, str]]:
+    """The source text of each argument by its parameter name (positional ones in ``names``
+    order), or None if a keyword is not one of ``names``."""
+    if len(call.args) > len(names):
+        return None
+    found = {name: ctx.text(arg) for name, arg in zip(names, call.args)}
+    for kw in call.keywords:
+        if kw.arg not in names or kw.arg in found:
+            return None
+        found[kw.arg] = ctx.text(kw.value)
+    return found
+
+
+def _hcb_call(ctx: FileContext, call: ast.Call) -> Optional[str]:
+    """``call(fn, arg, result_shape=S)`` ran ``fn(arg)`` on the host: ``io_callback(fn, S, arg)``
+    (``result_shape`` None: a function that returns nothing)."""
+    found = _arguments(ctx, call, ["callback_func", "arg", "result_shape"])
+    if found is None or "callback_func" not in found:
+        return None
+    return (f"jax.experimental.io_callback({found['callback_func']}, {found.get('result_shape', 'None')}, "
+            f"{found.get('arg', '()')})")
+
+
+def _id_tap(ctx: FileContext, call: ast.Call) -> Optional[str]:
+    """``id_tap(tap, x)`` called ``tap(x, transforms)`` and returned ``x`` (or ``result``)."""
+    found = _arguments(ctx, call, ["tap_func", "arg", "result"])
+    if found is None or "tap_func" not in found or "arg" not in found:
+        return None
+    tap = found["tap_func"]
+    if not (tap.isidentifier() or all(p.isidentifier() for p in tap.split("."))):
+        tap = f"({tap})"
+    return (f"jax.experimental.io_callback(lambda a: {tap}(a, ()), None, {found['arg']}, ordered=True)"
+            f"  # id_tap returned {found.get('result', found['arg'])}")
+
+
+def _xla_computation(ctx: FileContext, call: ast.Call) -> Optional[str]:
+    """``xla_computation(f)(*args)``: ``jax.jit(f).lower(*args).compiler_ir('hlo')``."""
+    if len(call.args) != 1 or call.keywords:
+        return None
+    outer = ctx.parent(call)
+    args = "*args"
+    if isinstance(outer, ast.Call) and outer.func is call and _plain(outer):
+        args = ", ".join([ctx.text(a) for a in outer.args] + [f"{k.arg}={ctx.text(k.value)}" for k in outer.keywords])
+    return f"jax.jit({ctx.text(call.args[0])}).lower({args}).compiler_ir('hlo')"
