@@ -202,13 +202,29 @@ def _top_search() -> ModuleAttributeSearch:
     return ModuleAttributeSearch("jax", sorted(last for last in _names()[1] if _paths(last)[1]))
 
 
-def history_wants(data: bytes) -> bool:
+_WORDS_KEY = b"\x00words"  # where a ``Presence`` keeps its file's words (not a word)
+
+
+def file_words(data) -> set:
+    """The words of a file's bytes (or of a ``Presence``'s, kept there: several prefilters ask)."""
+    if not isinstance(data, Presence):
+        return set(data.translate(_WORDS).split())
+    found = dict.get(data, _WORDS_KEY)
+    if found is None:
+        found = set(data.data.translate(_WORDS).split())
+        dict.__setitem__(data, _WORDS_KEY, found)
+    return found
+
+
+def history_wants(data) -> bool:
     """Whether a file with these bytes can refer to a name some JAX release removed or deprecated:
     its last part and its module's words are words of the file, and that last part is read as one
-    (``_referenced``)."""
+    (``_referenced``). ``data`` may be a ``Presence``, which keeps the file's words."""
+    words_of = data
+    data = raw(data)
     if b"jax" not in data:
         return False  # every such name is reached through an import of `jax...`
-    words = set(data.translate(_WORDS).split())
+    words = file_words(words_of)
     top = False
     imported = None
     for last in words & _names()[1]:  # a set with a set: walks the smaller (a dict would be walked whole)

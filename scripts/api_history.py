@@ -40,6 +40,9 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 ROOTS = ("jax", "jaxlib")  # imports from other packages (numpy, functools) are not JAX's API
 _REFERENCE = re.compile(r"\b((?:jax|jnp)(?:\.[A-Za-z_]\w*)+)")
 _DEPRECATED_WORDS = re.compile(r"deprecat", re.IGNORECASE)
+_PARAMETER_GOING = re.compile(r"deprecat|renamed|will (?:eventually |soon )?be removed", re.IGNORECASE)
+_RENAMED_FROM = re.compile(r"renamed from [`'\"]?(\w+)")
+_QUOTED = re.compile(r"[`'\"](\w+)=?[`'\"]|\b(?<![.\w])(\w+)=")
 
 
 def version_key(text: str) -> Tuple[int, ...]:
@@ -62,6 +65,7 @@ class Summary:
     # name -> "set", "dict" or "list" where an assignment shows a builtin container (a literal, a
     # call of the type, or an annotation), "" where its annotation names another type
     containers: Dict[str, str] = field(default_factory=dict)
+    signatures: Dict[str, str] = field(default_factory=dict)  # def name -> its parameters (``signature``)
 
 
 def _is_type_checking(test: ast.expr) -> Optional[bool]:
@@ -107,6 +111,97 @@ def _warning(name: str, body: List[ast.stmt]) -> Optional[str]:
     return None
 
 
+def _is_overload(stmt: ast.stmt) -> bool:
+    return any((d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")) == "overload"
+               for d in getattr(stmt, "decorator_list", ()))
+
+
+def _deprecated_params(func: ast.AST, names: Set[str]) -> Set[str]:
+    """The parameters a function's body says are deprecated: quoted (``'a_min'``, `` `a_min` ``,
+    ``a_min=``) before "deprecated", "renamed" or "will be removed" in the message of a ``warn``
+    call, or named right after "renamed from" (``local_devices``: "has been renamed from
+    `host_id` to `process_index`")."""
+    out: Set[str] = set()
+    for call in (n for n in ast.walk(func) if isinstance(n, ast.Call)):
+        f = call.func
+        called = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if "warn" not in called or not call.args:
+            continue
+        message = _strings(call.args[0])
+        found = _PARAMETER_GOING.search(message)
+        if found is not None:
+            out |= {m.group(1) or m.group(2) for m in _QUOTED.finditer(message[:found.start()])} & names
+            out |= set(_RENAMED_FROM.findall(message)) & names
+    return out
+
+
+def signature(func: ast.AST) -> str:
+    """A def's parameters as one line: ``name`` (``=`` when it has a default, ``!`` when it is
+    deprecated: a default that says so, like ``DeprecatedArg()``, or a warning in the body),
+    ``/`` after the positional-only ones, ``*name`` and ``**name``, ``*`` before keyword-only
+    ones when there is no ``*name``; comma-separated."""
+    args: ast.arguments = func.args  # type: ignore[attr-defined]  # a FunctionDef or AsyncFunctionDef
+    every = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    deprecated = _deprecated_params(func, set(every))
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+
+    def one(arg: ast.arg, default: Optional[ast.expr]) -> str:
+        text = arg.arg
+        if default is not None:
+            text += "="
+            if arg.arg in deprecated or _DEPRECATED_WORDS.search(ast.unparse(default)):
+                text += "!"
+        elif arg.arg in deprecated:
+            text += "!"
+        return text
+
+    parts = [one(a, d) for a, d in zip(positional, defaults)]
+    if args.posonlyargs:
+        parts.insert(len(args.posonlyargs), "/")
+    if args.vararg is not None:
+        parts.append("*" + args.vararg.arg)
+    elif args.kwonlyargs:
+        parts.append("*")
+    parts += [one(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    if args.kwarg is not None:
+        parts.append("**" + args.kwarg.arg)
+    return ",".join(parts)
+
+
+# wrappers that keep the signature of the function they wrap (``functools.wraps`` inside)
+_SIGNATURE_KEEPING = frozenset({"api_boundary"})
+
+
+def _keeps_signature(value: Optional[ast.expr], name: str) -> bool:
+    """``name = api_boundary(name, ...)``: the wrapped function's parameters stay."""
+    if not isinstance(value, ast.Call) or not value.args:
+        return False
+    func = value.func
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    first = value.args[0]
+    return called in _SIGNATURE_KEEPING and isinstance(first, ast.Name) and first.id == name
+
+
+def _constructor(cls: ast.ClassDef) -> Optional[str]:
+    """What calling the class takes: its own ``__init__``'s parameters but the first, when that
+    is all there is to it (no ``__new__``, no dataclass or other class decorator, no metaclass)."""
+    if cls.decorator_list or cls.keywords:
+        return None
+    inits = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name in ("__init__", "__new__")]
+    if not inits or any(s.name == "__new__" for s in inits) or _is_overload(inits[-1]):
+        return None
+    init = inits[-1]
+    text = signature(init)
+    parts = text.split(",")
+    if not parts or parts[0].startswith("*") or parts[0] == "/":
+        return None
+    rest = parts[1:]
+    if rest[:1] == ["/"]:
+        rest = rest[1:]
+    return ",".join(rest)
+
+
 def summarise(source: bytes, module: str, is_package: bool) -> Summary:
     tree = ast.parse(source)
     package = module if is_package else module.rpartition(".")[0]
@@ -115,6 +210,7 @@ def summarise(source: bytes, module: str, is_package: bool) -> Summary:
     def bind(name: str, kind: str, target: str = "") -> None:
         out.bindings[name] = (kind, target)
         out.containers.pop(name, None)
+        out.signatures.pop(name, None)
 
     def targets(node: ast.AST) -> Iterable[str]:
         if isinstance(node, ast.Name):
@@ -128,11 +224,18 @@ def summarise(source: bytes, module: str, is_package: bool) -> Summary:
     def visit(body: List[ast.stmt]) -> None:
         for stmt in body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if _is_overload(stmt):
+                    continue  # a typing stub: the implementation that follows binds the name
                 bind(stmt.name, "def")
                 if not isinstance(stmt, ast.ClassDef):
                     message = _warning(stmt.name, stmt.body)
                     if message is not None:
                         out.warns[stmt.name] = message
+                    out.signatures[stmt.name] = signature(stmt)
+                else:
+                    init = _constructor(stmt)
+                    if init is not None:
+                        out.signatures[stmt.name] = init
             elif isinstance(stmt, ast.Import):
                 for alias in stmt.names:
                     if alias.asname:
@@ -168,7 +271,12 @@ def summarise(source: bytes, module: str, is_package: bool) -> Summary:
                             dotted = _dotted(value)
                             bind(name, "alias", dotted or "")
                         else:
+                            kept = out.signatures.get(name) if _keeps_signature(value, name) else None
                             bind(name, "def")
+                            if isinstance(value, ast.Lambda) and isinstance(target, ast.Name):
+                                out.signatures[name] = signature(value)  # `gensym = lambda: Var`
+                            elif kept is not None:
+                                out.signatures[name] = kept  # `jit = api_boundary(jit, ...)`
                         container = _container(stmt)
                         if container is not None and isinstance(target, ast.Name):
                             out.containers[name] = container
@@ -490,7 +598,7 @@ def mentioned(message: str) -> List[str]:
     return out
 
 
-def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, list]]:
+def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, list], Dict[str, Dict[int, str]]]:
     git = Git(git_dir)
     cache: Dict[Tuple[str, str], Summary] = {}
     versions: List[str] = []
@@ -502,6 +610,7 @@ def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, lis
     # release that had both (a pure rename: the replacement is a drop-in)
     same: Dict[str, Dict[str, bool]] = {}
     containers: Dict[str, Dict[int, str]] = {}  # qualname -> release index -> its container type
+    signatures: Dict[str, Dict[int, str]] = {}  # function or class -> release index -> its parameters
     for version, tag in git.tags(since):
         index = len(versions)
         versions.append(version)
@@ -538,6 +647,13 @@ def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, lis
                 found = release.definition(qualname)
                 if found is not None and found[0] in summaries and found[1] in summaries[found[0]].containers:
                     containers.setdefault(qualname, {})[index] = summaries[found[0]].containers[found[1]]
+        for qualname, (kind, _) in reachable.items():
+            if kind == "n":
+                found = release.definition(qualname)
+                if found is not None and found[0] in summaries:
+                    params = summaries[found[0]].signatures.get(found[1])
+                    if params is not None:
+                        signatures.setdefault(qualname, {})[index] = params
         for option in {o for summary in summaries.values() for o in summary.options}:
             qualname = f"jax.config.{option}"
             if index not in presence.get(qualname, ())[-1:]:
@@ -564,7 +680,7 @@ def build(git_dir: str, since: str, log=print) -> Tuple[List[str], Dict[str, lis
             new = replacement(qualname, message, names)
             names[qualname][3] = new
             names[qualname][4] = bool(new) and same.get(qualname, {}).get(new, False)
-    return versions, names
+    return versions, names, signatures
 
 
 def container_members(present: List[int], kinds_at: Dict[int, str]) -> Dict[str, List[int]]:
@@ -607,6 +723,81 @@ def private(qualname: str) -> bool:
     return any(part.startswith("_") for part in qualname.split("."))
 
 
+def _most_positional(params: str) -> Optional[int]:
+    parts = params.split(",") if params else []
+    if any(p.startswith("*") and not p.startswith("**") and p != "*" for p in parts):
+        return None
+    count = 0
+    for p in parts:
+        if p.startswith("*"):
+            break
+        count += p != "/"
+    return count
+
+
+def _keywords(params: str) -> Dict[str, bool]:
+    """keyword name -> deprecated, for the parameters a keyword argument can bind."""
+    out: Dict[str, bool] = {}
+    positional_only = "/" in params.split(",")
+    for p in params.split(",") if params else []:
+        if p == "/":
+            positional_only = False
+            continue
+        if p.startswith("*"):
+            continue
+        if not positional_only:
+            out[p.rstrip("=!")] = p.endswith("!")
+    return out
+
+
+def breaking_words(signatures: Dict[str, Dict[int, str]]) -> Tuple[Set[str], Set[str]]:
+    """The breaking changes, for JM804's prefilter: ``qualname:keyword`` for each keyword some
+    release stopped taking or deprecated, and the qualified names of the functions that came to
+    take fewer positional arguments."""
+    keywords: Set[str] = set()
+    functions: Set[str] = set()
+    for qualname, by_release in signatures.items():
+        seen: Set[str] = set()
+        most: Optional[int] = 0
+        for index in sorted(by_release):
+            params = by_release[index]
+            now_keywords = _keywords(params)
+            keywords |= {f"{qualname}:{k}" for k in seen if k not in now_keywords or now_keywords[k]}
+            seen |= set(now_keywords)
+            now = _most_positional(params)
+            if now is not None and (most is None or now < most):
+                functions.add(qualname)
+            most = now if most is not None and (now is None or now > most) else most
+    return keywords, functions
+
+
+def write_signatures(out_dir: Path, versions: List[str], signatures: Dict[str, Dict[int, str]]) -> None:
+    """``signatures.tsv`` (public names) and ``signatures_private.tsv`` (private names whose calls
+    some release broke: a keyword dropped or deprecated, fewer positional arguments): the versions on the first
+    line, then a function or class a line: its qualified name, then for each run of releases with
+    the same parameters ``start,end:params`` (release indexes; ``end`` is the first release after
+    the run, -1: the newest has it). The public table's second and third lines: the words of
+    breaking changes of both tables (``breaking_words``), for JM804's prefilter."""
+    keywords, functions = breaking_words(signatures)
+    for name, keep in (("signatures", False), ("signatures_private", True)):
+        lines = ["\t".join(versions)]
+        if not keep:
+            lines += ["#keywords\t" + " ".join(sorted(keywords)), "#functions\t" + " ".join(sorted(functions))]
+        for qualname, by_release in sorted(signatures.items()):
+            if private(qualname) != keep or keep and breaking_words({qualname: by_release}) == (set(), set()):
+                continue  # a private function that never broke a call is left out: few projects call one
+            runs: List[List] = []
+            for index in sorted(by_release):
+                params = by_release[index]
+                if runs and runs[-1][1] == index and runs[-1][2] == params:
+                    runs[-1][1] = index + 1
+                else:
+                    runs.append([index, index + 1, params])
+            cells = [f"{start},{-1 if end == len(versions) else end}:{params}" for start, end, params in runs]
+            lines.append("\t".join([qualname, *cells]))
+        (out_dir / f"{name}.tsv").write_text("\n".join(lines) + "\n")
+
+
 def write(out_dir: Path, versions: List[str], names: Dict[str, list]) -> None:
     """``public.tsv`` and ``private.tsv``: the versions on the first line, then one name a line."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -638,11 +829,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--since", default="0.2.0", help="the oldest release to read (default 0.2.0)")
     args = parser.parse_args(argv)
     try:
-        versions, names = build(args.git_dir, args.since, log=lambda m: print(m, file=sys.stderr))
+        versions, names, signatures = build(args.git_dir, args.since, log=lambda m: print(m, file=sys.stderr))
     except Unparsable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     write(Path(args.out), versions, names)
+    write_signatures(Path(args.out), versions, signatures)
     public = sum(1 for q in names if not private(q))
     print(f"{len(versions)} releases ({versions[0]} to {versions[-1]}), {public} public and "
           f"{len(names) - public} private names -> {args.out}")

@@ -213,6 +213,11 @@ class FileContext:
             out.setdefault(q, []).append(node)
         return out
 
+    def resolved_names(self) -> Dict[str, List[ast.expr]]:
+        """Every qualified name the module's names and chains resolve to, with their nodes (a
+        rule that judges names one by one looks each name up once, not each use)."""
+        return self._by_qualname
+
     def references(self, qualname: str) -> List[ast.expr]:
         """The Names and attribute chains that resolve to exactly ``qualname``, in source order."""
         return self._by_qualname.get(qualname, [])

@@ -234,3 +234,21 @@ def _replacement(found: Entry, target: Optional[Version]) -> Tuple[Optional[str]
             return new, history.since(step), rename and history.present(step, at)
         rename, current = rename and step.alias, step
     return None, None, False
+
+
+@lru_cache(maxsize=None)
+def _predecessors() -> Dict[str, Tuple[str, ...]]:
+    out: Dict[str, List[str]] = {}
+    for private in (False, True):
+        for line in table(private)._lines:
+            qualname, _, rest = line.partition("\t")
+            replacement = rest.rsplit("\t", 1)[-1]
+            if replacement:
+                out.setdefault(replacement, []).append(qualname)
+    return {name: tuple(olds) for name, olds in out.items()}
+
+
+def predecessors(qualname: str) -> Tuple[str, ...]:
+    """The names whose replacement the history records as ``qualname`` (read once, on first use:
+    a whole pass over both tables)."""
+    return _predecessors().get(qualname, ())

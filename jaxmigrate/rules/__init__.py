@@ -6,6 +6,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Type
 
 from jaxmigrate.prefilter import anchors_of
 from jaxmigrate.rules.base import Rule
+from jaxmigrate.rules.call_arguments import CallArguments
 from jaxmigrate.rules.deprecated_jax_name import DeprecatedJaxName
 from jaxmigrate.rules.device_buffers import DeviceBuffers
 from jaxmigrate.rules.device_put_sharded import DevicePutSharded
@@ -48,6 +49,7 @@ ALL_RULES: Sequence[Type[Rule]] = (  # in code order
     RemovedJaxName,
     DeprecatedJaxName,
     RemovedPrivateJaxName,
+    CallArguments,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
 #: the prefilter's anchors for every rule's trigger words (``prefilter.Presence``)

@@ -159,7 +159,7 @@ class HistoryRule(Rule):
             return history_wants(data)
         answer = dict.get(data, _ASKED)  # the three rules ask the same question of one file: once
         if answer is None:
-            answer = dict.setdefault(data, _ASKED, history_wants(data.data))
+            answer = dict.setdefault(data, _ASKED, history_wants(data))
         return answer
 
     def selects(self, ref: Reference) -> bool:  # pragma: no cover - abstract

@@ -1,0 +1,39 @@
+"""Keyword arguments JAX renamed: (function, old keyword) -> the new keyword.
+
+Hand-kept, pyupgrade style, but without versions: when the old keyword was deprecated and
+removed, and since when the new one exists, are read from the signature history
+(``catalog/signatures.py``); ``tests/test_call_arguments.py`` checks each row against it. A new
+name of ``POSITIONAL`` means: pass the value as the first positional argument.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Tuple
+
+POSITIONAL = ""
+
+_QUANTILES = ("percentile", "quantile", "nanpercentile", "nanquantile")
+
+KEYWORD_RENAMES: Dict[Tuple[str, str], str] = {
+    ("jax.numpy.clip", "a_min"): "min",
+    ("jax.numpy.clip", "a_max"): "max",
+    ("jax.numpy.clip", "a"): POSITIONAL,
+    ("jax.numpy.reshape", "newshape"): "shape",
+    **{(f"jax.numpy.{name}", "interpolation"): "method" for name in _QUANTILES},
+    ("jax.local_devices", "host_id"): "process_index",
+    ("jax.export.export", "lowering_platforms"): "platforms",
+    ("jax.export.symbolic_args_specs", "symbolic_scope"): "scope",
+    ("jax.export.symbolic_args_specs", "symbolic_constraints"): "constraints",
+    ("jax.numpy.linalg.pinv", "rcond"): "rtol",  # as NumPy 2 renamed it: the same cut-off
+    ("jax.scipy.special.beta", "x"): "a",
+    ("jax.scipy.special.beta", "y"): "b",
+}
+
+#: Keywords a function deprecates in a helper its body calls, which the signature history cannot
+#: see: (function, keyword) -> (the release from which every call warns, checked by hand at the
+#: tags; the code to write instead, ``{value}`` for the keyword's value).
+KEYWORD_DEPRECATIONS: Dict[Tuple[str, str], Tuple[str, str]] = {
+    # jit runs through pjit's argument parsing from 0.4.4 (jax_jit_pjit_api_merge on), which warns
+    ("jax.jit", "backend"): ("0.4.4", "jax.device_put(x, jax.local_devices(backend={value})[0]) on each input"),
+    ("jax.jit", "device"): ("0.4.4", "jax.device_put(x, {value}) on each input"),
+}
