@@ -61,6 +61,7 @@ def raw(data) -> bytes:
 
 #: bytes that are not part of a word become spaces: ``data.translate(_WORDS).split()`` is the words
 _WORDS = bytes(c if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 95 or c >= 128) else 32 for c in range(256))
+WORD_BYTES = _WORDS  # for the rules' own byte scans
 
 Paths = Tuple[FrozenSet[bytes], ...]
 

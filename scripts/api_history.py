@@ -752,13 +752,14 @@ def _keywords(params: str) -> Dict[str, bool]:
 
 def breaking_words(signatures: Dict[str, Dict[int, str]]) -> Tuple[Set[str], Set[str]]:
     """The breaking changes, for JM804's prefilter: ``qualname:keyword`` for each keyword some
-    release stopped taking or deprecated, and the qualified names of the functions that came to
-    take fewer positional arguments."""
+    release stopped taking or deprecated, and ``qualname:n`` for each function that came to take
+    fewer positional arguments, ``n`` the fewest it came down to (a call with more may break)."""
     keywords: Set[str] = set()
     functions: Set[str] = set()
     for qualname, by_release in signatures.items():
         seen: Set[str] = set()
         most: Optional[int] = 0
+        fewest: Optional[int] = None  # the fewest positional arguments it came down to
         for index in sorted(by_release):
             params = by_release[index]
             now_keywords = _keywords(params)
@@ -766,8 +767,10 @@ def breaking_words(signatures: Dict[str, Dict[int, str]]) -> Tuple[Set[str], Set
             seen |= set(now_keywords)
             now = _most_positional(params)
             if now is not None and (most is None or now < most):
-                functions.add(qualname)
+                fewest = now if fewest is None else min(fewest, now)
             most = now if most is not None and (now is None or now > most) else most
+        if fewest is not None:
+            functions.add(f"{qualname}:{fewest}")
     return keywords, functions
 
 

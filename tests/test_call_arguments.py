@@ -71,14 +71,28 @@ def test_breaking_words_hold_the_renamed_keywords():
     (b"import jax.numpy as jnp\ny = jnp.clip(x, a_min=0)\n", True),
     (b"import jax.numpy as jnp\ny = jnp.clip(x,\n    a_max = 1)\n", True),
     (b"import jax\na_min = 0\nif a_min == 1: pass\n", False),  # the word, never passed as a keyword
-    (b"from jax import core\nnew = core.gensym()\n", True),
+    (b"from jax import core\nnew = core.gensym('_x')\n", True),
+    (b"from jax import core\nnew = core.gensym()\n", False),  # no argument: fits every release
     (b"import numpy as np\ny = np.clip(x, a_min=0)\n", False),  # no jax at all
     (b"import jax\ny = jax.numpy.sum(x, a_min=0)\n", False),  # no function that dropped `a_min` is named
+    (b"import jax\nf = jax.jit(g, static_argnums=(0,))\n", False),  # jit(fun, /, *, ...): one positional fits
+    (b"import jax\nf = jax.jit(g, (0,))\n", True),  # static_argnums by position, as before 0.4.x
 ])
 def test_prefilter(text, wanted):
     from jaxmigrate.rules.call_arguments import CallArguments
 
     assert CallArguments.wants(text) is wanted
+
+
+@pytest.mark.parametrize("args, count", [
+    (b"f)", 1), (b"f, (0, 1), x=2)", 2), (b"f, x=g(1, 2), y=3)", 1), (b")", 0), (b"a, b, )", 2),
+    (b"'a,b', \"c)\", d)", 3), (b"a,  # a comment, with a comma\n b)", 2), (b"a == 1, b)", 2),
+    (b"a, 'unclosed", 1 << 30), (b"lambda s, b: (s, b), x)", 2), (b"*args)", 1 << 30), (b"x, **kw)", 1 << 30),
+])
+def test_positional_count(args, count):
+    from jaxmigrate.rules.call_arguments import _positional_count
+
+    assert _positional_count(b"f(" + args, 2) == count
 
 
 def _installed_release():

@@ -117,17 +117,24 @@ class SignatureHistory:
             qualname, _, keyword = pair.partition(":")
             self.dropped[keyword] = self.dropped.get(keyword, frozenset()) | {qualname}
         self.keywords: FrozenSet[str] = frozenset(self.dropped)
-        self.shrunk: FrozenSet[str] = heads.get("functions", frozenset())
+        #: function -> the fewest positional arguments it came down to
+        self.shrunk: Dict[str, int] = {q: int(n) for q, _, n in (e.rpartition(":") for e in heads.get("functions", ()))}
         self.functions: FrozenSet[str] = frozenset(q.rpartition(".")[2] for q in self.shrunk)
         # for the byte prefilter: the words each of those names needs in a file that calls it
-        self.dropped_bytes: Dict[bytes, Tuple[Spelling, ...]] = {
-            k.encode(): tuple(_spelling(q) for q in qs) for k, qs in self.dropped.items()}
+        #: keyword -> the last part of each function that dropped it -> the parts of their modules
+        self.dropped_bytes: Dict[bytes, Dict[bytes, Tuple[FrozenSet[bytes], ...]]] = {}
+        for k, qs in self.dropped.items():
+            by_last: Dict[bytes, List[FrozenSet[bytes]]] = {}
+            for q in qs:
+                last, parts = _spelling(q)
+                by_last.setdefault(last, []).append(parts)
+            self.dropped_bytes[k.encode()] = {last: tuple(ps) for last, ps in by_last.items()}
         self.keyword_bytes: FrozenSet[bytes] = frozenset(self.dropped_bytes)
-        shrunk: Dict[bytes, List[FrozenSet[bytes]]] = {}
-        for q in self.shrunk:
+        shrunk: Dict[bytes, List[Tuple[FrozenSet[bytes], int]]] = {}
+        for q, fewest in self.shrunk.items():
             last, parts = _spelling(q)
-            shrunk.setdefault(last, []).append(parts)
-        self.shrunk_bytes: Dict[bytes, Tuple[FrozenSet[bytes], ...]] = {k: tuple(v) for k, v in shrunk.items()}
+            shrunk.setdefault(last, []).append((parts, fewest))
+        self.shrunk_bytes: Dict[bytes, Tuple[Tuple[FrozenSet[bytes], int], ...]] = {k: tuple(v) for k, v in shrunk.items()}
         self.function_bytes: FrozenSet[bytes] = frozenset(self.shrunk_bytes)
         self._runs: Dict[str, Tuple[Run, ...]] = {}
 
@@ -160,6 +167,18 @@ class SignatureHistory:
             if run.start <= index < run.end:
                 return run.signature
         return None
+
+    def last_known(self, qualname: str, index: int) -> Optional[Tuple[Signature, str]]:
+        """The newest signature recorded at or before release ``index`` when none is recorded at
+        it (the name's definition took a form the history cannot read, a ``__new__`` or a
+        decorator), with the last release it was recorded at."""
+        found = None
+        for run in self.runs(qualname):
+            if run.start <= index:
+                found = run
+        if found is None or found.end > index:
+            return None
+        return found.signature, self.versions[found.end - 1]
 
     def keyword_since(self, qualname: str, name: str) -> Optional[str]:
         """The first release of the newest stretch in which ``qualname`` takes keyword ``name``."""
@@ -244,6 +263,9 @@ class Signatures:
 
     def keyword_since(self, qualname: str, name: str) -> Optional[str]:
         return self.table(qualname).keyword_since(qualname, name)
+
+    def last_known(self, qualname: str, index: int) -> Optional[Tuple[Signature, str]]:
+        return self.table(qualname).last_known(qualname, index)
 
     def keyword_change(self, qualname: str, name: str, upto: int) -> Optional[Tuple[Optional[str], Optional[str]]]:
         return self.table(qualname).keyword_change(qualname, name, upto)

@@ -9,12 +9,12 @@ from functools import lru_cache
 from typing import FrozenSet, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.catalog.api_history import predecessors, status
+from jaxmigrate.catalog.api_history import exists, predecessors, status
 from jaxmigrate.catalog.keyword_renames import KEYWORD_DEPRECATIONS, KEYWORD_RENAMES, POSITIONAL
 from jaxmigrate.catalog.owners import call_owner
 from jaxmigrate.catalog.signatures import Signature, Signatures, history
 from jaxmigrate.core.findings import Edit, Finding, Fix
-from jaxmigrate.prefilter import file_words, raw
+from jaxmigrate.prefilter import WORD_BYTES as _WORD_BYTES, file_words, raw
 from jaxmigrate.rules.base import Example, Rule, snippet
 
 
@@ -25,11 +25,76 @@ def _keyword_search(words: FrozenSet[bytes]):
     return re.compile(rb"[(,]\s*(?:" + alternatives + rb")\s*=(?!=)").search
 
 
-@lru_cache(maxsize=256)
-def _call_search(words: FrozenSet[bytes]):
-    """A search for a call of any of ``words`` (``name(`` or ``module.name(``)."""
-    alternatives = b"|".join(re.escape(w) for w in sorted(words))
-    return re.compile(rb"\b(?:" + alternatives + rb")\s*\(").search
+def _calls_of(data: bytes, name: bytes) -> Iterator[int]:
+    """Where the arguments of each call of ``name`` start (``name(`` or ``module.name(``, the
+    name not part of a longer word): found with ``bytes.find``, much faster than a regex here."""
+    call = name + b"("
+    i = data.find(call)
+    while i != -1:
+        if i == 0 or _WORD_BYTES[data[i - 1]] == 32:
+            yield i + len(call)
+        i = data.find(call, i + 1)
+
+
+_KEYWORD_START = re.compile(rb"\s*\w+\s*=(?!=)")
+_SPLAT_START = re.compile(rb"\s*\*")
+_LAMBDA = re.compile(rb"\s*lambda\b")
+_SIGNIFICANT = re.compile(rb"[()\[\]{},#'\"]")
+_SPLAT = 1 << 30  # what ``_positional_count`` says of a call with a `*` or `**` argument, or unclear bytes
+_LIMIT = 4000  # bytes of a call's arguments looked at before it is taken as a candidate
+
+
+def _positional_count(data: bytes, start: int, enough: int = _SPLAT) -> int:
+    """How many arguments before the first keyword argument the call whose ``(`` ends at
+    ``start`` passes, read from the bytes (strings and comments skipped), counted up to
+    ``enough``. ``_SPLAT`` for a call with a `*` or `**` argument, and where the bytes are not
+    clear: the prefilter then lets the file through."""
+    depth, count, end = 0, 0, min(len(data), start + _LIMIT)
+    arg_start = i = start
+    while True:
+        if i == arg_start:
+            lam = _LAMBDA.match(data, i)
+            if lam is not None:  # its parameters' commas are not the call's
+                i = data.find(b":", lam.end())
+                if i == -1:
+                    return _SPLAT
+        found = _SIGNIFICANT.search(data, i, end)
+        if found is None:
+            return _SPLAT
+        i = found.start()
+        c = data[i]
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            if depth == 0:
+                if _SPLAT_START.match(data, arg_start):
+                    return _SPLAT
+                if data[arg_start:i].strip() and not _KEYWORD_START.match(data, arg_start):
+                    count += 1
+                return count
+            depth -= 1
+        elif c == 44:  # a comma (at depth 0: _SIGNIFICANT finds those only there... and inside brackets)
+            if depth == 0:
+                if _SPLAT_START.match(data, arg_start):
+                    return _SPLAT
+                if _KEYWORD_START.match(data, arg_start):
+                    return count
+                count += 1
+                if count > enough:
+                    return count
+                arg_start = i + 1
+        elif c == 35:  # a comment, to the end of its line
+            i = data.find(b"\n", i)
+            if i == -1:
+                return _SPLAT
+        else:  # a quote: to the next one of its kind that is not escaped
+            close = data.find(data[i:i + 1], i + 1)
+            while close != -1 and data[close - 1] == 92:
+                close = data.find(data[i:i + 1], close + 1)
+            if close == -1:
+                return _SPLAT
+            i = close
+        i += 1
 
 
 @lru_cache(maxsize=None)
@@ -54,6 +119,37 @@ def _quiet(qualname: str, at: int) -> Optional[Tuple[FrozenSet[Optional[str]], i
     return frozenset(sig.plain_keywords), sig.most_positional
 
 
+@lru_cache(maxsize=8192)
+def _resolved(qualname: str, at: int, target: Optional[Tuple[int, ...]]) -> Optional[Tuple[Signature, str, str, str]]:
+    """(signature, the name the code calls, the name judged, how to name it) for a call of
+    ``qualname`` at release ``at``, or None where there is nothing to judge it by."""
+    sigs = history()
+    sig = sigs.at(qualname, at)
+    old_name = qualname  # whose history says what the code was written against
+    as_of = ""
+    if sig is None and exists(qualname, target):  # its definition took a form the history cannot read
+        known = sigs.last_known(qualname, at)
+        if known is None:
+            return None
+        sig, last = known
+        as_of = f" (its parameters as last read from JAX's source, at {last})"
+    if sig is None:  # removed at the target: judged by the name JM801 renames it to, if any
+        found = status(qualname, target)
+        if found is None or not found.rename or not found.replacement:
+            return None
+        qualname = found.replacement
+        sig = sigs.at(qualname, at)
+        if sig is None:
+            return None
+    shown = (f"`{qualname}`" if old_name == qualname else f"`{qualname}` (the new name of `{old_name}`)") + as_of
+    return sig, old_name, qualname, shown
+
+
+#: (keyword, function's last part, its module's parts) of ``KEYWORD_DEPRECATIONS``, as bytes
+_HIDDEN_WORDS = tuple((keyword.encode(), qualname.rpartition(".")[2].encode(), frozenset(qualname.encode().split(b".")[:-1]))
+                      for qualname, keyword in KEYWORD_DEPRECATIONS)
+
+
 def _version_list(deprecated: Optional[str], removed: Optional[str]) -> str:
     parts = []
     if deprecated:
@@ -70,10 +166,13 @@ class CallArguments(Rule):
     `__init__`) against its parameters at the target release, as JAX's signature history
     records them (generated from JAX's own source at every release tag; methods are not in
     it). Reports, at the call, a keyword argument the function no longer takes (or deprecates
-    at the target), a keyword newer than the target, more positional arguments than it now
-    takes, and a `*args` or `**kwargs` splat into a function that dropped parameters (which
-    the source cannot show it does not pass). Only changes are reported: a keyword the function
-    never took in any release is left to Python. A function JM801 renames is checked against
+    at the target), more positional arguments than it now takes, and a `*args` or `**kwargs`
+    splat into a function that dropped parameters (which the source cannot show it does not
+    pass). Only changes are reported: a keyword the function never took by the target is left
+    alone (one it never took is Python's to report; one newer than the target is not legacy,
+    as JM801 leaves newer names alone). A class whose construction the history stopped being
+    able to read (a `__new__`, a decorator) is judged by its last recorded parameters, and the
+    message says so. A function JM801 renames is checked against
     its new name's parameters (`jax.core.gensym(suffix)` is not a migrated call of
     `jax.extend.core.gensym`, which takes no argument). Calls a hand-written rule rewrites
     (`pjit`: JM101/JM701, `with_sharding_constraint`: JM102, `xmap`, `shard_map`,
@@ -184,14 +283,29 @@ class CallArguments(Rule):
             return False
         sigs = history()
         words = file_words(data)
-        functions = frozenset(last for last in sigs.function_bytes & words
-                              if any(parts <= words for parts in sigs.shrunk_bytes[last]))
-        if functions and _call_search(functions)(raw(data)) is not None:
-            return True
+        text = raw(data)
+        for last in sigs.function_bytes & words:
+            fewest = [n for parts, n in sigs.shrunk_bytes[last] if parts <= words]
+            least = min(fewest) if fewest else 0
+            if fewest and any(_positional_count(text, end, least) > least for end in _calls_of(text, last)):
+                return True
         # a keyword counts where a function that dropped it is spelled too (its module's words and its own)
-        candidates = frozenset(k for k in sigs.keyword_bytes & words
-                               if any(last in words and parts <= words for last, parts in sigs.dropped_bytes[k]))
-        return bool(candidates) and _keyword_search(candidates)(raw(data)) is not None
+        spelled = set()
+        candidates = set()
+        for keyword in sigs.keyword_bytes & words:
+            by_last = sigs.dropped_bytes[keyword]
+            found = {last for last in by_last.keys() & words if any(parts <= words for parts in by_last[last])}
+            if found:
+                candidates.add(keyword)
+                spelled |= found
+        for word, function, parts in _HIDDEN_WORDS:  # warned of by a helper: not in the data
+            if word in words and function in words and parts <= words:
+                candidates.add(word)
+        if candidates and _keyword_search(frozenset(candidates))(text) is not None:
+            return True
+        # a `**` splat into a function that dropped keywords: the source cannot show what it passes
+        return b"**" in text and any(
+            _positional_count(text, end) == _SPLAT for last in spelled for end in _calls_of(text, last))
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         sigs = history()
@@ -216,17 +330,10 @@ class CallArguments(Rule):
             if len(call.args) <= fits and all(k.arg in plain for k in call.keywords) and not any(
                     a.__class__ is ast.Starred for a in call.args):
                 return
-        sig = sigs.at(qualname, at)
-        old_name = qualname  # whose history says what the code was written against
-        if sig is None:  # removed at the target: judged by the name JM801 renames it to, if any
-            found = status(qualname, ctx.target)
-            if found is None or not found.rename or not found.replacement:
-                return
-            qualname = found.replacement
-            sig = sigs.at(qualname, at)
-            if sig is None:
-                return
-        shown = f"`{qualname}`" if old_name == qualname else f"`{qualname}` (the new name of `{old_name}`)"
+        resolved = _resolved(qualname, at, ctx.target)
+        if resolved is None:
+            return
+        sig, old_name, qualname, shown = resolved
         newest = len(sigs.versions) - 1
         if any(k.arg is None for k in call.keywords):
             lost = self._lost_keywords(sigs, old_name, sig, at)
@@ -251,11 +358,9 @@ class CallArguments(Rule):
             if param is None and sig.var_keywords:
                 continue
             if param is None and sigs.keyword_change(old_name, keyword.arg, at) is None:
-                newer = sigs.keyword_since(qualname, keyword.arg)
-                if newer is not None:  # code written for a newer JAX than the target
-                    yield self.finding(ctx, keyword, f"keyword `{keyword.arg}` of `{qualname}` exists from JAX {newer}, "
-                                                     "after the target")
-                continue  # else it never took it: not a change of JAX's, Python says so
+                # never took it by the target: a keyword of a newer JAX is not legacy (as JM801
+                # leaves names newer than the target alone), and one it never took is Python's to say
+                continue
             yield from self._renamed(ctx, call, keyword, qualname, sigs, at, newest, future=False)
         most = sig.most_positional
         given = sum(1 for a in call.args if not isinstance(a, ast.Starred))
