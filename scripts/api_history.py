@@ -750,16 +750,39 @@ def _keywords(params: str) -> Dict[str, bool]:
     return out
 
 
+def _required(params: str) -> Set[str]:
+    """The parameters without a default (``*args``, ``**kw`` and markers aside)."""
+    return {p for p in (params.split(",") if params else []) if p not in ("/", "*") and not p.startswith("*")
+            and "=" not in p}
+
+
+def _leading_required(params: str) -> int:
+    """How many leading positional parameters have no default."""
+    count = 0
+    for p in params.split(",") if params else []:
+        if p == "/":
+            continue
+        if p.startswith("*") or "=" in p:
+            break
+        count += 1
+    return count
+
+
 def breaking_words(signatures: Dict[str, Dict[int, str]]) -> Tuple[Set[str], Set[str]]:
     """The breaking changes, for JM804's prefilter: ``qualname:keyword`` for each keyword some
-    release stopped taking or deprecated, and ``qualname:n`` for each function that came to take
-    fewer positional arguments, ``n`` the fewest it came down to (a call with more may break)."""
+    release stopped taking or deprecated, and ``qualname:n:r`` for each function that came to
+    take fewer positional arguments, ``n`` the fewest it came down to (a call with more may
+    break), or a parameter without a default, ``r`` the leading positional parameters without a
+    default since (a call with fewer positional arguments may leave one unbound); either may be
+    empty."""
     keywords: Set[str] = set()
     functions: Set[str] = set()
     for qualname, by_release in signatures.items():
         seen: Set[str] = set()
         most: Optional[int] = 0
         fewest: Optional[int] = None  # the fewest positional arguments it came down to
+        previous: Optional[Set[str]] = None  # the parameters without a default of the run before
+        least_needed: Optional[int] = None  # positional arguments a call needs since a required one came
         for index in sorted(by_release):
             params = by_release[index]
             now_keywords = _keywords(params)
@@ -769,8 +792,15 @@ def breaking_words(signatures: Dict[str, Dict[int, str]]) -> Tuple[Set[str], Set
             if now is not None and (most is None or now < most):
                 fewest = now if fewest is None else min(fewest, now)
             most = now if most is not None and (now is None or now > most) else most
-        if fewest is not None:
-            functions.add(f"{qualname}:{fewest}")
+            required = _required(params)
+            if previous is not None and not required <= previous:
+                # a parameter without a default came: a call with fewer positional arguments than
+                # the leading ones without a default may now leave one unbound
+                needed = _leading_required(params)
+                least_needed = needed if least_needed is None else max(least_needed, needed)
+            previous = required
+        if fewest is not None or least_needed is not None:
+            functions.add(f"{qualname}:{'' if fewest is None else fewest}:{'' if least_needed is None else least_needed}")
     return keywords, functions
 
 

@@ -12,8 +12,8 @@ to ``inspect.signature`` of what it finds, with placeholders for the values. A c
 a rejected call.
 
 With ``--findings``, the JSON of ``jaxmigrate check --format json`` on the same paths: each
-rejected call is matched with a finding at its line, and the unmatched ones are listed.
-Exit status 1 when a rejected call has no finding at its line.
+rejected call is matched with a finding on one of its lines (a keyword is reported where it
+stands), and the unmatched ones are listed. Exit status 1 when a rejected call has none.
 """
 
 from __future__ import annotations
@@ -73,14 +73,14 @@ def _lookup(dotted: str):
     return None
 
 
-def calls(path: Path) -> Tuple[List[Tuple[int, str, str]], int]:
-    """(line, callee, error) of each rejected call, and how many calls had splats."""
+def calls(path: Path) -> Tuple[List[Tuple[int, int, str, str]], int]:
+    """(first line, last line, callee, error) of each rejected call, and how many calls had splats."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
     except (SyntaxError, ValueError):
         return [], 0
     aliases = _aliases(tree)
-    rejected: List[Tuple[int, str, str]] = []
+    rejected: List[Tuple[int, int, str, str]] = []
     splats = 0
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -102,7 +102,7 @@ def calls(path: Path) -> Tuple[List[Tuple[int, str, str]], int]:
         try:
             sig.bind(*[object()] * len(node.args), **{k.arg: object() for k in node.keywords if k.arg})
         except TypeError as exc:
-            rejected.append((node.lineno, dotted, str(exc)))
+            rejected.append((node.lineno, node.end_lineno or node.lineno, dotted, str(exc)))
     return rejected, splats
 
 
@@ -121,9 +121,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     for path in files:
         rejected, splat = calls(path)
         splats += splat
-        for line, dotted, error in rejected:
+        for line, last, dotted, error in rejected:
             total += 1
-            codes = found.get((str(path.resolve()), line), [])
+            codes = [c for n in range(line, last + 1) for c in found.get((str(path.resolve()), n), [])]
             mark = ",".join(codes) if codes else "NOT REPORTED"
             unmatched += not codes
             print(f"{path}:{line}: {dotted}: {error} [{mark}]")

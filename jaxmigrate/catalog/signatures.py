@@ -75,6 +75,32 @@ class Signature:
         return any(p.kind == "varkw" for p in self.params)
 
     @cached_property
+    def fewest_positional(self) -> int:
+        """How many leading positional parameters have no default (a call that passes at least
+        that many positional arguments and every keyword-only one without a default binds them)."""
+        count = 0
+        for p in self.params:
+            if p.kind not in ("positional", "either") or p.default:
+                break
+            count += 1
+        return count
+
+    @cached_property
+    def required_keywords(self) -> FrozenSet[str]:
+        return frozenset(p.name for p in self.params if p.kind == "keyword" and not p.default)
+
+    def missing(self, positional: int, keywords: FrozenSet[str]) -> List[str]:
+        """The parameters without a default that a call with ``positional`` positional arguments
+        and these keywords leaves unbound."""
+        out = []
+        placed = [p for p in self.params if p.kind in ("positional", "either")]
+        for i, p in enumerate(placed):
+            if i >= positional and not p.default and p.name not in keywords:
+                out.append(p.name)
+        out += sorted(self.required_keywords - keywords)
+        return out
+
+    @cached_property
     def most_positional(self) -> Optional[int]:
         """How many positional arguments it takes at most (None: any number)."""
         if any(p.kind == "varargs" for p in self.params):
@@ -117,8 +143,12 @@ class SignatureHistory:
             qualname, _, keyword = pair.partition(":")
             self.dropped[keyword] = self.dropped.get(keyword, frozenset()) | {qualname}
         self.keywords: FrozenSet[str] = frozenset(self.dropped)
-        #: function -> the fewest positional arguments it came down to
-        self.shrunk: Dict[str, int] = {q: int(n) for q, _, n in (e.rpartition(":") for e in heads.get("functions", ()))}
+        #: function -> (the fewest positional arguments it came down to, the positional
+        #: arguments a call needs since a parameter without a default came), either None
+        self.shrunk: Dict[str, Tuple[Optional[int], Optional[int]]] = {}
+        for entry in heads.get("functions", ()):
+            q, fewest_text, needed_text = entry.split(":")
+            self.shrunk[q] = (int(fewest_text) if fewest_text else None, int(needed_text) if needed_text else None)
         self.functions: FrozenSet[str] = frozenset(q.rpartition(".")[2] for q in self.shrunk)
         # for the byte prefilter: the words each of those names needs in a file that calls it
         #: keyword -> the last part of each function that dropped it -> the parts of their modules
@@ -130,11 +160,13 @@ class SignatureHistory:
                 by_last.setdefault(last, []).append(parts)
             self.dropped_bytes[k.encode()] = {last: tuple(ps) for last, ps in by_last.items()}
         self.keyword_bytes: FrozenSet[bytes] = frozenset(self.dropped_bytes)
-        shrunk: Dict[bytes, List[Tuple[FrozenSet[bytes], int]]] = {}
-        for q, fewest in self.shrunk.items():
+        shrunk: Dict[bytes, List[Tuple[FrozenSet[bytes], Optional[int], Optional[int], bytes]]] = {}
+        for q, (fewest, needed) in self.shrunk.items():
             last, parts = _spelling(q)
-            shrunk.setdefault(last, []).append((parts, fewest))
-        self.shrunk_bytes: Dict[bytes, Tuple[Tuple[FrozenSet[bytes], int], ...]] = {k: tuple(v) for k, v in shrunk.items()}
+            shrunk.setdefault(last, []).append((parts, fewest, needed, q.rpartition(".")[0].rpartition(".")[2].encode()))
+        #: last part -> (its module's parts, fewest, needed, the module's own last part) per function
+        self.shrunk_bytes: Dict[bytes, Tuple[Tuple[FrozenSet[bytes], Optional[int], Optional[int], bytes], ...]] = {
+            k: tuple(v) for k, v in shrunk.items()}
         self.function_bytes: FrozenSet[bytes] = frozenset(self.shrunk_bytes)
         self._runs: Dict[str, Tuple[Run, ...]] = {}
 
@@ -213,6 +245,28 @@ class SignatureHistory:
         return (self.versions[deprecated] if deprecated is not None else None,
                 self.versions[removed] if removed is not None else None)
 
+    def required_since(self, qualname: str, upto: int, positional: int,
+                       keywords: FrozenSet[str]) -> Optional[Tuple[List[str], str]]:
+        """(the parameters without a default that came since a release that took the call, the
+        release from which the call leaves one unbound), when an earlier release bound
+        everything the call passes and ``upto`` does not; None otherwise."""
+        fitted: Optional[Signature] = None
+        since = None
+        for run in self.runs(qualname):
+            if run.start > upto:
+                break
+            sig = run.signature
+            if not sig.missing(positional, keywords):
+                fitted, since = sig, None
+            elif since is None:
+                since = run.start
+        now = self.at(qualname, upto)
+        if fitted is None or since is None or now is None or not now.missing(positional, keywords):
+            return None
+        before = {p.name for p in fitted.params}
+        added = [p.name for p in now.params if p.kind not in ("varargs", "varkw") and not p.default and p.name not in before]
+        return (added or now.missing(positional, keywords), self.versions[since])
+
     def most_positional_before(self, qualname: str, upto: int, now: Optional[int] = None) -> Optional[Tuple[int, str]]:
         """(most positional arguments it took, -1 for any number; the release from which it took
         fewer) over the releases before ``upto``, if it took more than it does at ``upto`` (or
@@ -272,6 +326,10 @@ class Signatures:
 
     def most_positional_before(self, qualname: str, upto: int, now: Optional[int] = None) -> Optional[Tuple[int, str]]:
         return self.table(qualname).most_positional_before(qualname, upto, now)
+
+    def required_since(self, qualname: str, upto: int, positional: int,
+                       keywords: FrozenSet[str]) -> Optional[Tuple[List[str], str]]:
+        return self.table(qualname).required_since(qualname, upto, positional, keywords)
 
 
 @lru_cache(maxsize=None)

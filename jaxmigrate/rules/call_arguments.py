@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
-from typing import FrozenSet, Iterator, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.catalog.api_history import exists, predecessors, status
@@ -23,6 +23,17 @@ def _keyword_search(words: FrozenSet[bytes]):
     """A search for any of ``words`` passed as a keyword argument."""
     alternatives = b"|".join(re.escape(w) for w in sorted(words))
     return re.compile(rb"[(,]\s*(?:" + alternatives + rb")\s*=(?!=)").search
+
+
+def _called_as(data: bytes, at: int, needed: Dict[bytes, int], count: int) -> bool:
+    """Whether the name at ``at`` is called bare, or through one of the modules of ``needed``
+    whose function needs more than ``count`` positional arguments."""
+    if at == 0 or data[at - 1] != 46:  # no dot before it: imported by name
+        return count < max(needed.values())
+    start = at - 1
+    while start > 0 and _WORD_BYTES[data[start - 1]] != 32:
+        start -= 1
+    return count < needed.get(data[start:at - 1], 0)
 
 
 def _calls_of(data: bytes, name: bytes) -> Iterator[int]:
@@ -105,18 +116,18 @@ def _judged(qualname: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _quiet(qualname: str, at: int) -> Optional[Tuple[FrozenSet[Optional[str]], int]]:
+def _quiet(qualname: str, at: int) -> Optional[Tuple[FrozenSet[Optional[str]], int, int]]:
     """For a function this rule has nothing to say about as long as a call passes only
-    keywords it takes plainly and no more positional arguments than it takes, both of those:
-    (the keywords, the count). None for the others (renamed, moved, hidden deprecations, splats
+    keywords it takes plainly and as many positional arguments as it takes, those: (the
+    keywords, the most positional arguments, the fewest). None for the others (renamed, moved, hidden deprecations, splats
     to judge): their calls go the long way."""
     sigs = history()
     sig = sigs.at(qualname, at)
-    if sig is None or sig.most_positional is None:
+    if sig is None or sig.most_positional is None or sig.required_keywords:
         return None
     if any(q == qualname for q, _ in KEYWORD_RENAMES) or any(q == qualname for q, _ in KEYWORD_DEPRECATIONS):
         return None
-    return frozenset(sig.plain_keywords), sig.most_positional
+    return frozenset(sig.plain_keywords), sig.most_positional, sig.fewest_positional
 
 
 @lru_cache(maxsize=8192)
@@ -166,7 +177,9 @@ class CallArguments(Rule):
     `__init__`) against its parameters at the target release, as JAX's signature history
     records them (generated from JAX's own source at every release tag; methods are not in
     it). Reports, at the call, a keyword argument the function no longer takes (or deprecates
-    at the target), more positional arguments than it now takes, and a `*args` or `**kwargs`
+    at the target), more positional arguments than it now takes, a parameter without a default
+    that came since the call was written (`mlir.aval_to_ir_type(aval)`, `(ctx, aval)` since
+    0.10.1), and a `*args` or `**kwargs`
     splat into a function that dropped parameters (which the source cannot show it does not
     pass). Only changes are reported: a keyword the function never took by the target is left
     alone (one it never took is Python's to report; one newer than the target is not legacy,
@@ -285,10 +298,19 @@ class CallArguments(Rule):
         words = file_words(data)
         text = raw(data)
         for last in sigs.function_bytes & words:
-            fewest = [n for parts, n in sigs.shrunk_bytes[last] if parts <= words]
-            least = min(fewest) if fewest else 0
-            if fewest and any(_positional_count(text, end, least) > least for end in _calls_of(text, last)):
-                return True
+            spelled_as = [(n, r, module) for parts, n, r, module in sigs.shrunk_bytes[last] if parts <= words]
+            if not spelled_as:
+                continue
+            fewest = min((n for n, _, _ in spelled_as if n is not None), default=_SPLAT)
+            needed = {module: r for _, r, module in spelled_as if r is not None}
+            for end in _calls_of(text, last):
+                count = _positional_count(text, end, fewest)
+                if count > fewest:
+                    return True
+                # too few: only where the call is spelled `name(` or `module.name(`, not as a
+                # method of some object (`x.reshape(...)` is everywhere)
+                if needed and count < max(needed.values()) and _called_as(text, end - len(last) - 1, needed, count):
+                    return True
         # a keyword counts where a function that dropped it is spelled too (its module's words and its own)
         spelled = set()
         candidates = set()
@@ -326,8 +348,8 @@ class CallArguments(Rule):
     def _call(self, ctx: FileContext, call: ast.Call, qualname: str, sigs: Signatures, at: int) -> Iterator[Finding]:
         quiet = _quiet(qualname, at)
         if quiet is not None:  # a function whose parameters did not break by the target: the call fits?
-            plain, fits = quiet
-            if len(call.args) <= fits and all(k.arg in plain for k in call.keywords) and not any(
+            plain, fits, needs = quiet
+            if needs <= len(call.args) <= fits and all(k.arg in plain for k in call.keywords) and not any(
                     a.__class__ is ast.Starred for a in call.args):
                 return
         resolved = _resolved(qualname, at, ctx.target)
@@ -378,6 +400,19 @@ class CallArguments(Rule):
             passes = f"this call passes {given}" + (" and a `*` splat" if splat else "")
             yield self.finding(ctx, call.func, f"{shown} takes at most {most} positional argument"
                                f"{'s' if most != 1 else ''} since JAX {until} (it took {took_text} before); {passes}")
+
+        if not splat and not any(k.arg is None for k in call.keywords):
+            # as the call will be once its renamed keywords are fixed (their findings are above)
+            renamed = [KEYWORD_RENAMES.get((qualname, k.arg), k.arg) for k in call.keywords if k.arg]
+            passed = frozenset(k for k in renamed if k != POSITIONAL)
+            required = sigs.required_since(qualname, at, given + renamed.count(POSITIONAL), passed)
+            if required is not None:
+                missing, since = required
+                names = ", ".join(f"`{m}`" for m in missing)
+                params = ", ".join(p.name for p in sig.params)
+                yield self.finding(ctx, call.func, f"{shown} takes {names} without a default since JAX {since} "
+                                                   f"(its parameters now: {params}): this call leaves a parameter "
+                                                   "unbound")
 
     def _lost_keywords(self, sigs: Signatures, qualname: str, sig: Signature, at: int) -> List[str]:
         """Keywords ``qualname`` took in some release up to ``at`` that it does not take (or
