@@ -115,7 +115,12 @@ def _spelling(qualname: str) -> Spelling:
     """What a file that calls ``qualname`` spells: its last part, and each part of its module
     (the import statement names the module; ``jax`` is in every such file anyway)."""
     module, _, last = qualname.rpartition(".")
-    return last.encode(), frozenset(p.encode() for p in module.split(".") if p)
+    return last.encode(), _module_words(module)
+
+
+@lru_cache(maxsize=None)
+def _module_words(module: str) -> FrozenSet[bytes]:
+    return frozenset(p.encode() for p in module.split(".") if p)
 
 
 @dataclass(frozen=True)
@@ -138,10 +143,11 @@ class SignatureHistory:
         self._lines = lines[rows:]
         #: the keywords some release stopped taking or deprecated, each with the functions that
         #: did; the functions that came to take fewer positional arguments (``scripts/api_history.py``)
-        self.dropped: Dict[str, FrozenSet[str]] = {}
+        dropped: Dict[str, List[str]] = {}
         for pair in heads.get("keywords", frozenset()):
             qualname, _, keyword = pair.partition(":")
-            self.dropped[keyword] = self.dropped.get(keyword, frozenset()) | {qualname}
+            dropped.setdefault(keyword, []).append(qualname)
+        self.dropped: Dict[str, FrozenSet[str]] = {k: frozenset(qs) for k, qs in dropped.items()}
         self.keywords: FrozenSet[str] = frozenset(self.dropped)
         #: function -> (the fewest positional arguments it came down to, the positional
         #: arguments a call needs since a parameter without a default came), either None
@@ -150,25 +156,40 @@ class SignatureHistory:
             q, fewest_text, needed_text = entry.split(":")
             self.shrunk[q] = (int(fewest_text) if fewest_text else None, int(needed_text) if needed_text else None)
         self.functions: FrozenSet[str] = frozenset(q.rpartition(".")[2] for q in self.shrunk)
-        # for the byte prefilter: the words each of those names needs in a file that calls it
-        #: keyword -> the last part of each function that dropped it -> the parts of their modules
-        self.dropped_bytes: Dict[bytes, Dict[bytes, Tuple[FrozenSet[bytes], ...]]] = {}
-        for k, qs in self.dropped.items():
+        # for the byte prefilter, worked out per word when a file holds it (``dropped_by``, ``shrunk_by``)
+        self.keyword_bytes: FrozenSet[bytes] = frozenset(k.encode() for k in self.dropped)
+        self._shrunk_by_last: Dict[str, List[str]] = {}
+        for q in self.shrunk:
+            self._shrunk_by_last.setdefault(q.rpartition(".")[2], []).append(q)
+        self.function_bytes: FrozenSet[bytes] = frozenset(last.encode() for last in self._shrunk_by_last)
+        self._dropped_by: Dict[bytes, Dict[bytes, Tuple[FrozenSet[bytes], ...]]] = {}
+        self._shrunk_by: Dict[bytes, Tuple[Tuple[FrozenSet[bytes], Optional[int], Optional[int], bytes], ...]] = {}
+        self._runs: Dict[str, Tuple[Run, ...]] = {}
+
+    def dropped_by(self, keyword: bytes) -> Dict[bytes, Tuple[FrozenSet[bytes], ...]]:
+        """The last part of each function that dropped ``keyword`` -> the parts of their modules."""
+        found = self._dropped_by.get(keyword)
+        if found is None:
             by_last: Dict[bytes, List[FrozenSet[bytes]]] = {}
-            for q in qs:
+            for q in self.dropped.get(keyword.decode(), ()):
                 last, parts = _spelling(q)
                 by_last.setdefault(last, []).append(parts)
-            self.dropped_bytes[k.encode()] = {last: tuple(ps) for last, ps in by_last.items()}
-        self.keyword_bytes: FrozenSet[bytes] = frozenset(self.dropped_bytes)
-        shrunk: Dict[bytes, List[Tuple[FrozenSet[bytes], Optional[int], Optional[int], bytes]]] = {}
-        for q, (fewest, needed) in self.shrunk.items():
-            last, parts = _spelling(q)
-            shrunk.setdefault(last, []).append((parts, fewest, needed, q.rpartition(".")[0].rpartition(".")[2].encode()))
-        #: last part -> (its module's parts, fewest, needed, the module's own last part) per function
-        self.shrunk_bytes: Dict[bytes, Tuple[Tuple[FrozenSet[bytes], Optional[int], Optional[int], bytes], ...]] = {
-            k: tuple(v) for k, v in shrunk.items()}
-        self.function_bytes: FrozenSet[bytes] = frozenset(self.shrunk_bytes)
-        self._runs: Dict[str, Tuple[Run, ...]] = {}
+            found = self._dropped_by[keyword] = {last: tuple(ps) for last, ps in by_last.items()}
+        return found
+
+    def shrunk_by(self, last: bytes) -> Tuple[Tuple[FrozenSet[bytes], Optional[int], Optional[int], bytes], ...]:
+        """For each function with this last part that broke its positional calls: (its module's
+        parts, the fewest positional arguments it came down to, those a call needs since a
+        parameter without a default came, its module's last part)."""
+        found = self._shrunk_by.get(last)
+        if found is None:
+            out = []
+            for q in self._shrunk_by_last.get(last.decode(), ()):
+                fewest, needed = self.shrunk[q]
+                module = q.rpartition(".")[0]
+                out.append((_module_words(module), fewest, needed, module.rpartition(".")[2].encode()))
+            found = self._shrunk_by[last] = tuple(out)
+        return found
 
     def index(self, target: Optional[Version]) -> int:
         """The newest release at or before ``target`` (None: the newest)."""
@@ -297,7 +318,7 @@ class Signatures:
         self.versions = self.public.versions
         self.keywords, self.functions, self.dropped = self.public.keywords, self.public.functions, self.public.dropped
         self.keyword_bytes, self.function_bytes = self.public.keyword_bytes, self.public.function_bytes
-        self.dropped_bytes, self.shrunk_bytes = self.public.dropped_bytes, self.public.shrunk_bytes
+        self.dropped_by, self.shrunk_by = self.public.dropped_by, self.public.shrunk_by
 
     def table(self, qualname: str) -> SignatureHistory:
         if not is_private(qualname):

@@ -298,7 +298,7 @@ class CallArguments(Rule):
         words = file_words(data)
         text = raw(data)
         for last in sigs.function_bytes & words:
-            spelled_as = [(n, r, module) for parts, n, r, module in sigs.shrunk_bytes[last] if parts <= words]
+            spelled_as = [(n, r, module) for parts, n, r, module in sigs.shrunk_by(last) if parts <= words]
             if not spelled_as:
                 continue
             fewest = min((n for n, _, _ in spelled_as if n is not None), default=_SPLAT)
@@ -315,7 +315,7 @@ class CallArguments(Rule):
         spelled = set()
         candidates = set()
         for keyword in sigs.keyword_bytes & words:
-            by_last = sigs.dropped_bytes[keyword]
+            by_last = sigs.dropped_by(keyword)
             found = {last for last in by_last.keys() & words if any(parts <= words for parts in by_last[last])}
             if found:
                 candidates.add(keyword)
