@@ -164,3 +164,24 @@ def test_a_suite_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path):
     assert result.exit_code == 0, result.output
     assert "legacy side: real JAX 0.4.13 (--legacy-jax 0.4.13; " in result.output
     assert "2 of 2 tests pass on both sides, 0 fail on both, 1 compiled call value(s)" in result.output
+
+
+def test_jm804_keyword_renames_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path):
+    """JM804's renames (clip a_min/a_max/a, reshape newshape, percentile interpolation,
+    local_devices host_id) proven where the before side is the JAX the code was written for:
+    the real 0.4.13 runs before.py, the installed JAX runs what `fix --target-jax latest` made of
+    it, and every value agrees."""
+    from tests.conftest import run
+
+    before = Path(__file__).parent / "verify_projects" / "jm804_calls" / "before.py"
+    fixed = run(before.read_text())
+    assert {f.code for f in fixed.findings} == set(), fixed.findings  # nothing left for a person
+    assert "a_min" not in fixed.text and "newshape" not in fixed.text and "host_id" not in fixed.text
+    after = tmp_path / "after.py"
+    after.write_text(fixed.text)
+    verdict = verify_files(str(before), str(after), legacy_jax="0.4.13")
+    shown = render_text(verdict)
+    assert verdict.legacy.startswith("real JAX 0.4.13"), shown
+    assert verdict.status == "equivalent", shown
+    assert verdict.differences == [], shown
+    assert "1 compiled call value(s)" in verdict.compared, shown

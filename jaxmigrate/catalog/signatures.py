@@ -198,6 +198,14 @@ class SignatureHistory:
         padded = tuple(target) + (0,) * (3 - len(target))
         return max(0, bisect.bisect_right(self._keys, padded) - 1)
 
+    def has(self, qualname: str) -> bool:
+        """Whether the table has a row for ``qualname`` (found by bisection, not parsed)."""
+        if qualname in self._runs:
+            return bool(self._runs[qualname])
+        key = qualname + "\t"
+        i = bisect.bisect_left(self._lines, key)
+        return i < len(self._lines) and self._lines[i].startswith(key)
+
     def runs(self, qualname: str) -> Tuple[Run, ...]:
         found = self._runs.get(qualname)
         if found is None:
@@ -329,6 +337,9 @@ class Signatures:
 
     def index(self, target: Optional[Version]) -> int:
         return self.public.index(target)
+
+    def has(self, qualname: str) -> bool:
+        return self.table(qualname).has(qualname)
 
     def runs(self, qualname: str) -> Tuple[Run, ...]:
         return self.table(qualname).runs(qualname)
