@@ -131,18 +131,25 @@ def _judged(qualname: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _quiet(qualname: str, at: int) -> Optional[Tuple[FrozenSet[Optional[str]], int, int]]:
+def _quiet(qualname: str, at: int) -> Optional[Tuple[FrozenSet[Optional[str]], int, Tuple[str, ...]]]:
     """For a function this rule has nothing to say about as long as a call passes only
-    keywords it takes plainly and as many positional arguments as it takes, those: (the
-    keywords, the most positional arguments, the fewest). None for the others (renamed, moved, hidden deprecations, splats
-    to judge): their calls go the long way."""
+    keywords it takes plainly, no more positional arguments than it takes, and binds its leading
+    parameters without a default: (those keywords, the most positional arguments, the names of
+    those parameters). None for the others (renamed, moved, hidden deprecations): their calls go
+    the long way."""
     sigs = history()
     sig = sigs.at(qualname, at)
     if sig is None or sig.most_positional is None or sig.required_keywords:
         return None
     if any(q == qualname for q, _ in KEYWORD_RENAMES) or any(q == qualname for q, _ in KEYWORD_DEPRECATIONS):
         return None
-    return frozenset(sig.plain_keywords), sig.most_positional, sig.fewest_positional
+    leading = tuple(p.name for p in sig.params[:sig.fewest_positional])
+    return frozenset(sig.plain_keywords), sig.most_positional, leading
+
+
+@lru_cache(maxsize=8192)
+def _required_since(qualname: str, at: int, positional: int, keywords: FrozenSet[str]):
+    return history().required_since(qualname, at, positional, keywords)
 
 
 @lru_cache(maxsize=8192)
@@ -363,9 +370,11 @@ class CallArguments(Rule):
     def _call(self, ctx: FileContext, call: ast.Call, qualname: str, sigs: Signatures, at: int) -> Iterator[Finding]:
         quiet = _quiet(qualname, at)
         if quiet is not None:  # a function whose parameters did not break by the target: the call fits?
-            plain, fits, needs = quiet
-            if needs <= len(call.args) <= fits and all(k.arg in plain for k in call.keywords) and not any(
-                    a.__class__ is ast.Starred for a in call.args):
+            plain, fits, leading = quiet
+            given = len(call.args)
+            if given <= fits and all(k.arg in plain for k in call.keywords) and not any(
+                    a.__class__ is ast.Starred for a in call.args) and (
+                    given >= len(leading) or all(any(k.arg == name for k in call.keywords) for name in leading[given:])):
                 return
         resolved = _resolved(qualname, at, ctx.target)
         if resolved is None:
@@ -420,7 +429,7 @@ class CallArguments(Rule):
             # as the call will be once its renamed keywords are fixed (their findings are above)
             renamed = [KEYWORD_RENAMES.get((qualname, k.arg), k.arg) for k in call.keywords if k.arg]
             passed = frozenset(k for k in renamed if k != POSITIONAL)
-            required = sigs.required_since(qualname, at, given + renamed.count(POSITIONAL), passed)
+            required = _required_since(qualname, at, given + renamed.count(POSITIONAL), passed)
             if required is not None:
                 missing, since = required
                 names = ", ".join(f"`{m}`" for m in missing)
