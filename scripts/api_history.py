@@ -37,6 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's jaxmigrate, not an installed one
+from jaxmigrate.catalog.signatures import Signature  # noqa: E402 - needs the path above; no dependency beyond the stdlib
+
 ROOTS = ("jax", "jaxlib")  # imports from other packages (numpy, functools) are not JAX's API
 _REFERENCE = re.compile(r"\b((?:jax|jnp)(?:\.[A-Za-z_]\w*)+)")
 _DEPRECATED_WORDS = re.compile(r"deprecat", re.IGNORECASE)
@@ -723,51 +726,6 @@ def private(qualname: str) -> bool:
     return any(part.startswith("_") for part in qualname.split("."))
 
 
-def _most_positional(params: str) -> Optional[int]:
-    parts = params.split(",") if params else []
-    if any(p.startswith("*") and not p.startswith("**") and p != "*" for p in parts):
-        return None
-    count = 0
-    for p in parts:
-        if p.startswith("*"):
-            break
-        count += p != "/"
-    return count
-
-
-def _keywords(params: str) -> Dict[str, bool]:
-    """keyword name -> deprecated, for the parameters a keyword argument can bind."""
-    out: Dict[str, bool] = {}
-    positional_only = "/" in params.split(",")
-    for p in params.split(",") if params else []:
-        if p == "/":
-            positional_only = False
-            continue
-        if p.startswith("*"):
-            continue
-        if not positional_only:
-            out[p.rstrip("=!")] = p.endswith("!")
-    return out
-
-
-def _required(params: str) -> Set[str]:
-    """The parameters without a default (``*args``, ``**kw`` and markers aside)."""
-    return {p for p in (params.split(",") if params else []) if p not in ("/", "*") and not p.startswith("*")
-            and "=" not in p}
-
-
-def _leading_required(params: str) -> int:
-    """How many leading positional parameters have no default."""
-    count = 0
-    for p in params.split(",") if params else []:
-        if p == "/":
-            continue
-        if p.startswith("*") or "=" in p:
-            break
-        count += 1
-    return count
-
-
 def breaking_words(signatures: Dict[str, Dict[int, str]]) -> Tuple[Set[str], Set[str]]:
     """The breaking changes, for JM804's prefilter: ``qualname:keyword`` for each keyword some
     release stopped taking or deprecated, and ``qualname:n:r`` for each function that came to
@@ -784,19 +742,18 @@ def breaking_words(signatures: Dict[str, Dict[int, str]]) -> Tuple[Set[str], Set
         previous: Optional[Set[str]] = None  # the parameters without a default of the run before
         least_needed: Optional[int] = None  # positional arguments a call needs since a required one came
         for index in sorted(by_release):
-            params = by_release[index]
-            now_keywords = _keywords(params)
-            keywords |= {f"{qualname}:{k}" for k in seen if k not in now_keywords or now_keywords[k]}
-            seen |= set(now_keywords)
-            now = _most_positional(params)
+            sig = Signature.parse(by_release[index])  # read as JM804 reads the table
+            keywords |= {f"{qualname}:{k}" for k in seen if k not in sig.plain_keywords}
+            seen |= {p.name for p in sig.params if sig.keyword(p.name) is not None}
+            now = sig.most_positional
             if now is not None and (most is None or now < most):
                 fewest = now if fewest is None else min(fewest, now)
             most = now if most is not None and (now is None or now > most) else most
-            required = _required(params)
+            required = {p.name for p in sig.params if p.kind not in ("varargs", "varkw") and not p.default}
             if previous is not None and not required <= previous:
                 # a parameter without a default came: a call with fewer positional arguments than
                 # the leading ones without a default may now leave one unbound
-                needed = _leading_required(params)
+                needed = sig.fewest_positional
                 least_needed = needed if least_needed is None else max(least_needed, needed)
             previous = required
         if fewest is not None or least_needed is not None:

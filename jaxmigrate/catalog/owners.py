@@ -34,14 +34,13 @@ def owner(qualname: str) -> Optional[str]:
     return found
 
 
-#: functions whose calls a hand-written rule rewrites, arguments included: JM804 (the signature
-#: history) leaves their calls to it
+#: functions whose calls a hand-written rule rewrites, arguments included, besides the owned
+#: names above (pjit: JM701, and JM101 renames its keywords; shard_map: JM602): JM804 (the
+#: signature history) leaves their calls to it
 CALLS_OWNED: Dict[str, str] = {
-    "jax.experimental.pjit.pjit": "JM701",  # JM101 renames its keywords
     "jax.experimental.pjit.with_sharding_constraint": "JM102",
     "jax.lax.with_sharding_constraint": "JM102",
     "jax.experimental.maps.xmap": "JM203",
-    "jax.experimental.shard_map.shard_map": "JM602",
     "jax.device_put_sharded": "JM704",
     "jax.device_put_replicated": "JM704",
     "jax.experimental.global_device_array.GlobalDeviceArray": "JM501",

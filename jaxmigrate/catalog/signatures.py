@@ -253,6 +253,18 @@ class SignatureHistory:
                 start = None
         return self.versions[start] if start is not None else None
 
+    def positional_since(self, qualname: str) -> Optional[str]:
+        """The first release of the newest stretch in which the first parameter is
+        positional-only (so passing it positionally is the spelling that lasts)."""
+        start = None
+        for run in self.runs(qualname):
+            first = run.signature.params[0] if run.signature.params else None
+            if first is not None and first.kind == "positional":
+                start = run.start if start is None else start
+            else:
+                start = None
+        return self.versions[start] if start is not None else None
+
     def keyword_change(self, qualname: str, name: str, upto: int) -> Optional[Tuple[Optional[str], Optional[str]]]:
         """(release that deprecated it, release that removed it) for a keyword ``qualname`` took
         in some release: None for either that did not happen by release ``upto`` (inclusive);
@@ -352,6 +364,9 @@ class Signatures:
 
     def last_known(self, qualname: str, index: int) -> Optional[Tuple[Signature, str]]:
         return self.table(qualname).last_known(qualname, index)
+
+    def positional_since(self, qualname: str) -> Optional[str]:
+        return self.table(qualname).positional_since(qualname)
 
     def keyword_change(self, qualname: str, name: str, upto: int) -> Optional[Tuple[Optional[str], Optional[str]]]:
         return self.table(qualname).keyword_change(qualname, name, upto)

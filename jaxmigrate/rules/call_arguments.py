@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
+from typing import FrozenSet, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.catalog.api_history import exists, predecessors, status
@@ -40,15 +40,15 @@ def _passed_as_keyword(data: bytes, word: bytes) -> bool:
     return False
 
 
-def _called_as(data: bytes, at: int, needed: Dict[bytes, int], count: int) -> bool:
-    """Whether the name at ``at`` is called bare, or through one of the modules of ``needed``
-    whose function needs more than ``count`` positional arguments."""
-    if at == 0 or data[at - 1] != 46:  # no dot before it: imported by name
-        return count < max(needed.values())
+def _spelled_through(data: bytes, at: int) -> Optional[bytes]:
+    """The word before the dot of a name at ``at`` (``mlir`` in ``mlir.aval_to_ir_type(``), or
+    None for a name called bare (imported by name)."""
+    if at == 0 or data[at - 1] != 46:
+        return None
     start = at - 1
     while start > 0 and _WORD_BYTES[data[start - 1]] != 32:
         start -= 1
-    return count < needed.get(data[start:at - 1], 0)
+    return data[start:at - 1]
 
 
 def _calls_of(data: bytes, name: bytes) -> Iterator[int]:
@@ -99,7 +99,7 @@ def _positional_count(data: bytes, start: int, enough: int = _SPLAT) -> int:
                     count += 1
                 return count
             depth -= 1
-        elif c == 44:  # a comma (at depth 0: _SIGNIFICANT finds those only there... and inside brackets)
+        elif c == 44:  # a comma: between the call's arguments only at depth 0
             if depth == 0:
                 if _SPLAT_START.match(data, arg_start):
                     return _SPLAT
@@ -130,6 +130,10 @@ def _judged(qualname: str) -> bool:
     return qualname.startswith("jax.") and call_owner(qualname) is None and history().has(qualname)
 
 
+#: the functions with a keyword in ``KEYWORD_RENAMES`` or ``KEYWORD_DEPRECATIONS``
+_TABLED = frozenset(q for q, _ in (*KEYWORD_RENAMES, *KEYWORD_DEPRECATIONS))
+
+
 @lru_cache(maxsize=4096)
 def _quiet(qualname: str, at: int) -> Optional[Tuple[FrozenSet[Optional[str]], int, Tuple[str, ...]]]:
     """For a function this rule has nothing to say about as long as a call passes only
@@ -141,7 +145,7 @@ def _quiet(qualname: str, at: int) -> Optional[Tuple[FrozenSet[Optional[str]], i
     sig = sigs.at(qualname, at)
     if sig is None or sig.most_positional is None or sig.required_keywords:
         return None
-    if any(q == qualname for q, _ in KEYWORD_RENAMES) or any(q == qualname for q, _ in KEYWORD_DEPRECATIONS):
+    if qualname in _TABLED:
         return None
     leading = tuple(p.name for p in sig.params[:sig.fewest_positional])
     return frozenset(sig.plain_keywords), sig.most_positional, leading
@@ -201,14 +205,13 @@ class CallArguments(Rule):
     it). Reports, at the call, a keyword argument the function no longer takes (or deprecates
     at the target), more positional arguments than it now takes, a parameter without a default
     that came since the call was written (`mlir.aval_to_ir_type(aval)`, `(ctx, aval)` since
-    0.10.1), and a `*args` or `**kwargs`
-    splat into a function that dropped parameters (which the source cannot show it does not
-    pass). Only changes are reported: a keyword the function never took by the target is left
-    alone (one it never took is Python's to report; one newer than the target is not legacy,
-    as JM801 leaves newer names alone). A class whose construction the history stopped being
-    able to read (a `__new__`, a decorator) is judged by its last recorded parameters, and the
-    message says so. A function JM801 renames is checked against
-    its new name's parameters (`jax.core.gensym(suffix)` is not a migrated call of
+    0.10.1), and a `*args` or `**kwargs` splat into a function that dropped parameters (which
+    the source cannot show it does not pass). Only changes are reported: a keyword the function
+    never took by the target is left alone (one it never took is Python's to report; one newer
+    than the target is not legacy, as JM801 leaves newer names alone). A class whose
+    construction the history stopped being able to read (a `__new__`, a decorator) is judged by
+    its last recorded parameters, and the message says so. A function JM801 renames is checked
+    against its new name's parameters (`jax.core.gensym(suffix)` is not a migrated call of
     `jax.extend.core.gensym`, which takes no argument). Calls a hand-written rule rewrites
     (`pjit`: JM101/JM701, `with_sharding_constraint`: JM102, `xmap`, `shard_map`,
     `device_put_sharded`, GDAs) are left to it. `jax.jit(backend=)` and `device=`, which
@@ -331,8 +334,10 @@ class CallArguments(Rule):
                     return True
                 # too few: only where the call is spelled `name(` or `module.name(`, not as a
                 # method of some object (`x.reshape(...)` is everywhere)
-                if needed and count < max(needed.values()) and _called_as(text, end - len(last) - 1, needed, count):
-                    return True
+                if needed:
+                    module = _spelled_through(text, end - len(last) - 1)
+                    if count < (max(needed.values()) if module is None else needed.get(module, 0)):
+                        return True
         # a keyword counts where a function that dropped it is spelled too (its module's words and its own)
         spelled = set()
         candidates = set()
@@ -471,12 +476,12 @@ class CallArguments(Rule):
                                              "another way")
             return
         if new == POSITIONAL:
-            since = self._positional_since(sigs, qualname)
+            since = sigs.positional_since(qualname)
             spelled = "the first positional argument"
         else:
             since = sigs.keyword_since(qualname, new)
             spelled = f"`{new}=`"
-        if since is None or sigs.index(tuple(int(p) for p in since.split("."))) > at:
+        if since is None or not ctx.target_at_least(since):
             needs = f"; {spelled} needs jax>={since}" if since else ""
             yield self.finding(ctx, keyword, f"{head}{needs}: keep `{old}` until the project requires it")
             return
@@ -488,19 +493,6 @@ class CallArguments(Rule):
         message = f"{head}: use {spelled}"
         code = self._suggested(ctx, keyword, new)
         yield self.finding(ctx, keyword, message, fix, suggestion=None if fix else code, replacement=code)
-
-    @staticmethod
-    def _positional_since(sigs: Signatures, qualname: str) -> Optional[str]:
-        """The first release of the newest stretch in which the first parameter is
-        positional-only (so passing it positionally is the spelling that lasts)."""
-        start = None
-        for run in sigs.runs(qualname):
-            first = run.signature.params[0] if run.signature.params else None
-            if first is not None and first.kind == "positional":
-                start = run.start if start is None else start
-            else:
-                start = None
-        return sigs.versions[start] if start is not None else None
 
     def _rename_fix(self, ctx: FileContext, call: ast.Call, keyword: ast.keyword, new: str) -> Optional[Fix]:
         start = ctx.offset(keyword.lineno, keyword.col_offset)
