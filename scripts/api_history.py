@@ -726,23 +726,30 @@ def private(qualname: str) -> bool:
     return any(part.startswith("_") for part in qualname.split("."))
 
 
-def breaking_words(signatures: Dict[str, Dict[int, str]]) -> Tuple[Set[str], Set[str]]:
+def breaking_words(signatures: Dict[str, Dict[int, str]]) -> Tuple[Set[str], Set[str], Set[str]]:
     """The breaking changes, for JM804's prefilter: ``qualname:keyword`` for each keyword some
     release stopped taking or deprecated, and ``qualname:n:r`` for each function that came to
     take fewer positional arguments, ``n`` the fewest it came down to (a call with more may
     break), or a parameter without a default, ``r`` the leading positional parameters without a
     default since (a call with fewer positional arguments may leave one unbound); either may be
-    empty."""
+    empty. Third, the functions that stopped taking ``**kwargs`` (any keyword they took that way
+    may break)."""
     keywords: Set[str] = set()
     functions: Set[str] = set()
+    any_keyword: Set[str] = set()
     for qualname, by_release in signatures.items():
         seen: Set[str] = set()
+        took_any = False
         most: Optional[int] = 0
         fewest: Optional[int] = None  # the fewest positional arguments it came down to
         previous: Optional[Set[str]] = None  # the parameters without a default of the run before
         least_needed: Optional[int] = None  # positional arguments a call needs since a required one came
         for index in sorted(by_release):
             sig = Signature.parse(by_release[index])  # read as JM804 reads the table
+            if sig.var_keywords:
+                took_any = True
+            elif took_any:
+                any_keyword.add(qualname)
             keywords |= {f"{qualname}:{k}" for k in seen if k not in sig.plain_keywords}
             seen |= {p.name for p in sig.params if sig.keyword(p.name) is not None}
             now = sig.most_positional
@@ -758,7 +765,7 @@ def breaking_words(signatures: Dict[str, Dict[int, str]]) -> Tuple[Set[str], Set
             previous = required
         if fewest is not None or least_needed is not None:
             functions.add(f"{qualname}:{'' if fewest is None else fewest}:{'' if least_needed is None else least_needed}")
-    return keywords, functions
+    return keywords, functions, any_keyword
 
 
 def write_signatures(out_dir: Path, versions: List[str], signatures: Dict[str, Dict[int, str]]) -> None:
@@ -766,15 +773,16 @@ def write_signatures(out_dir: Path, versions: List[str], signatures: Dict[str, D
     some release broke: a keyword dropped or deprecated, fewer positional arguments): the versions on the first
     line, then a function or class a line: its qualified name, then for each run of releases with
     the same parameters ``start,end:params`` (release indexes; ``end`` is the first release after
-    the run, -1: the newest has it). The public table's second and third lines: the words of
+    the run, -1: the newest has it). The public table's second to fourth lines: the words of
     breaking changes of both tables (``breaking_words``), for JM804's prefilter."""
-    keywords, functions = breaking_words(signatures)
+    keywords, functions, any_keyword = breaking_words(signatures)
     for name, keep in (("signatures", False), ("signatures_private", True)):
         lines = ["\t".join(versions)]
         if not keep:
-            lines += ["#keywords\t" + " ".join(sorted(keywords)), "#functions\t" + " ".join(sorted(functions))]
+            lines += ["#keywords\t" + " ".join(sorted(keywords)), "#functions\t" + " ".join(sorted(functions)),
+                      "#anykeyword\t" + " ".join(sorted(any_keyword))]
         for qualname, by_release in sorted(signatures.items()):
-            if private(qualname) != keep or keep and breaking_words({qualname: by_release}) == (set(), set()):
+            if private(qualname) != keep or keep and not any(breaking_words({qualname: by_release})):
                 continue  # a private function that never broke a call is left out: few projects call one
             runs: List[List] = []
             for index in sorted(by_release):

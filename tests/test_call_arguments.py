@@ -38,6 +38,20 @@ def test_reshape_and_gensym_by_release():
     assert sigs.at("jax.extend.core.gensym", _at("0.10.2")).most_positional == 0  # `gensym = lambda: Var`
 
 
+def test_any_keyword_until_the_release_that_named_the_parameters():
+    sigs = history()  # cond(*args, **kwargs) until 0.8.2 (jax/_src/lax/control_flow/conditionals.py)
+    assert sigs.any_keyword_until("jax.lax.cond", _at("0.8.1")) is None
+    assert sigs.any_keyword_until("jax.lax.cond", _at("0.8.2")) == "0.8.2"
+    assert sigs.any_keyword_until("jax.numpy.clip", _at("0.10.2")) is None
+    assert b"cond" in sigs.any_keyword and b"TokenSet" in sigs.any_keyword
+
+
+def test_a_keyword_taken_through_kwargs_is_reported_once_the_parameters_are_named():
+    text = "from jax import lax\n\ndef f(p, g, x):\n    return lax.cond(p, g, g, x, linear=(True,))\n"
+    assert [f.code for f in run(text, ["JM804"], fix=False).findings] == ["JM804"]
+    assert run(text, ["JM804"], fix=False, target=(0, 8, 1)).findings == []
+
+
 def test_signature_text_round_trip():
     sig = Signature.parse("arr=,/,min=,max=,*,a=!,a_min=!,**kw")
     assert [p.kind for p in sig.params] == ["positional", "either", "either", "keyword", "keyword", "varkw"]
@@ -77,6 +91,9 @@ def test_breaking_words_hold_the_renamed_keywords():
     (b"import jax\ny = jax.numpy.sum(x, a_min=0)\n", False),  # no function that dropped `a_min` is named
     (b"import jax\nf = jax.jit(g, static_argnums=(0,))\n", False),  # jit(fun, /, *, ...): one positional fits
     (b"import jax\nf = jax.jit(g, (0,))\n", True),  # static_argnums by position, as before 0.4.x
+    # lax.cond took any keyword (`cond(*args, **kwargs)`) until 0.8.2
+    (b"from jax import lax\ny = lax.cond(p, f, g, x, linear=(True,))\n", True),
+    (b"from jax import lax\ny = lax.cond(p, f, g, x)\n", False),
 ])
 def test_prefilter(text, wanted):
     from jaxmigrate.rules.call_arguments import CallArguments

@@ -46,6 +46,12 @@ SKIP = {
                                           "is not importable from the installed JAX",
     "JM301/live_option_old_target": "after.py is written for --target-jax 0.4.5, where `jax_array` is an option: the "
                                     "installed JAX has no `jax.config.jax_array`",
+    "JM901/old_target": "after.py is written for --target-jax 0.9.2, where a PartitionSpec equals a tuple: the "
+                        "installed JAX's does not (JM901/forms covers the migration)",
+    "JM902/old_target": "after.py is written for --target-jax 0.9.2, where CPU devices are TFRT_CPU_<n>: the "
+                        "installed JAX's are cpu:<n> (JM902/forms covers the migration)",
+    "JM903/old_target": "after.py is written for --target-jax 0.9.2, where jnp.vstack takes lists: the installed "
+                        "JAX's does not (JM903/forms covers the migration)",
     "JM703/old_target": "after.py is written for --target-jax 0.5.0, which still has `jax.sharding.PositionalSharding`: "
                         "the installed JAX does not (JM703/tutorial covers the migration)",
 }
@@ -147,7 +153,7 @@ NOTHING_OBSERVABLE = {
     # JM804's cases define the calls the installed JAX rejects before the fix; the legacy runtime
     # (the installed JAX) cannot run them, so they are only defined: `--legacy-jax 0.4.13` can
     "JM804/gensym", "JM804/left_alone", "JM804/old_target", "JM804/renamed_keywords", "JM804/target_0427",
-    "JM804/required_parameter",
+    "JM804/required_parameter", "JM804/any_keyword",
 }
 
 

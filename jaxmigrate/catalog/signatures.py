@@ -156,6 +156,11 @@ class SignatureHistory:
             q, fewest_text, needed_text = entry.split(":")
             self.shrunk[q] = (int(fewest_text) if fewest_text else None, int(needed_text) if needed_text else None)
         self.functions: FrozenSet[str] = frozenset(q.rpartition(".")[2] for q in self.shrunk)
+        #: the functions that stopped taking ``**kwargs``: their last part -> the parts of their modules
+        self.any_keyword: Dict[bytes, Tuple[FrozenSet[bytes], ...]] = {}
+        for q in sorted(heads.get("anykeyword", ())):
+            last, parts = _spelling(q)
+            self.any_keyword[last] = (*self.any_keyword.get(last, ()), parts)
         # for the byte prefilter, worked out per word when a file holds it (``dropped_by``, ``shrunk_by``)
         self.keyword_bytes: FrozenSet[bytes] = frozenset(k.encode() for k in self.dropped)
         self._shrunk_by_last: Dict[str, List[str]] = {}
@@ -265,6 +270,17 @@ class SignatureHistory:
                 start = None
         return self.versions[start] if start is not None else None
 
+    def any_keyword_until(self, qualname: str, upto: int) -> Optional[str]:
+        """The release from which ``qualname`` no longer takes ``**kwargs``, if a release before
+        ``upto`` took it and ``upto`` does not (then any keyword it does not name is rejected)."""
+        took = None
+        for run in self.runs(qualname):
+            if run.start > upto:
+                break
+            if run.signature.var_keywords:
+                took = None if run.end > upto else run.end
+        return self.versions[took] if took is not None and took <= upto else None
+
     def keyword_change(self, qualname: str, name: str, upto: int) -> Optional[Tuple[Optional[str], Optional[str]]]:
         """(release that deprecated it, release that removed it) for a keyword ``qualname`` took
         in some release: None for either that did not happen by release ``upto`` (inclusive);
@@ -339,6 +355,7 @@ class Signatures:
         self.keywords, self.functions, self.dropped = self.public.keywords, self.public.functions, self.public.dropped
         self.keyword_bytes, self.function_bytes = self.public.keyword_bytes, self.public.function_bytes
         self.dropped_by, self.shrunk_by = self.public.dropped_by, self.public.shrunk_by
+        self.any_keyword = self.public.any_keyword
 
     def table(self, qualname: str) -> SignatureHistory:
         if not is_private(qualname):
@@ -367,6 +384,9 @@ class Signatures:
 
     def positional_since(self, qualname: str) -> Optional[str]:
         return self.table(qualname).positional_since(qualname)
+
+    def any_keyword_until(self, qualname: str, upto: int) -> Optional[str]:
+        return self.table(qualname).any_keyword_until(qualname, upto)
 
     def keyword_change(self, qualname: str, name: str, upto: int) -> Optional[Tuple[Optional[str], Optional[str]]]:
         return self.table(qualname).keyword_change(qualname, name, upto)

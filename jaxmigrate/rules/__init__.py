@@ -8,6 +8,7 @@ from jaxmigrate.prefilter import anchors_of
 from jaxmigrate.rules.base import Rule
 from jaxmigrate.rules.call_arguments import CallArguments
 from jaxmigrate.rules.deprecated_jax_name import DeprecatedJaxName
+from jaxmigrate.rules.cpu_device_names import CpuDeviceNames
 from jaxmigrate.rules.device_buffers import DeviceBuffers
 from jaxmigrate.rules.device_put_sharded import DevicePutSharded
 from jaxmigrate.rules.experimental_shard_map import ExperimentalShardMap
@@ -17,8 +18,10 @@ from jaxmigrate.rules.gda_construction import GdaConstruction
 from jaxmigrate.rules.host_local_inputs import HostLocalInputs
 from jaxmigrate.rules.jax_array_config import JaxArrayConfig
 from jaxmigrate.rules.live_buffers import LiveBuffers
+from jaxmigrate.rules.make_mesh_axis_types import MakeMeshAxisTypes
 from jaxmigrate.rules.mesh_context import MeshContext
 from jaxmigrate.rules.moved_sharding_name import MovedShardingName
+from jaxmigrate.rules.partition_spec_tuple import PartitionSpecTuple
 from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
 from jaxmigrate.rules.pjit_to_jit import PjitToJit
 from jaxmigrate.rules.positional_sharding import PositionalSharding
@@ -26,6 +29,7 @@ from jaxmigrate.rules.removed_jax_name import RemovedJaxName
 from jaxmigrate.rules.removed_maps_api import RemovedMapsApi
 from jaxmigrate.rules.removed_private_jax_name import RemovedPrivateJaxName
 from jaxmigrate.rules.sharding_constraint_axis_resources import ShardingConstraintAxisResources
+from jaxmigrate.rules.stack_list_arguments import StackListArguments
 from jaxmigrate.rules.tree_aliases import TreeAliases
 
 ALL_RULES: Sequence[Type[Rule]] = (  # in code order
@@ -46,10 +50,14 @@ ALL_RULES: Sequence[Type[Rule]] = (  # in code order
     MeshContext,
     PositionalSharding,
     DevicePutSharded,
+    MakeMeshAxisTypes,
     RemovedJaxName,
     DeprecatedJaxName,
     RemovedPrivateJaxName,
     CallArguments,
+    PartitionSpecTuple,
+    CpuDeviceNames,
+    StackListArguments,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
 #: the prefilter's anchors for every rule's trigger words (``prefilter.Presence``)

@@ -75,6 +75,18 @@ def _positional_count(data: bytes, start: int, enough: int = _SPLAT) -> int:
     ``start`` passes, read from the bytes (strings and comments skipped), counted up to
     ``enough``. ``_SPLAT`` for a call with a `*` or `**` argument, and where the bytes are not
     clear: the prefilter then lets the file through."""
+    return _scan(data, start, enough)[0]
+
+
+def _passes_keyword(data: bytes, start: int) -> bool:
+    """Whether the call whose ``(`` ends at ``start`` may pass a keyword argument (or its bytes
+    are not clear)."""
+    count, keyword = _scan(data, start, _SPLAT)
+    return keyword or count == _SPLAT
+
+
+def _scan(data: bytes, start: int, enough: int) -> Tuple[int, bool]:
+    """``_positional_count``, and whether the count stopped at a keyword argument."""
     depth, count, end = 0, 0, min(len(data), start + _LIMIT)
     arg_start = i = start
     while True:
@@ -83,10 +95,10 @@ def _positional_count(data: bytes, start: int, enough: int = _SPLAT) -> int:
             if lam is not None:  # its parameters' commas are not the call's
                 i = data.find(b":", lam.end())
                 if i == -1:
-                    return _SPLAT
+                    return _SPLAT, False
         found = _SIGNIFICANT.search(data, i, end)
         if found is None:
-            return _SPLAT
+            return _SPLAT, False
         i = found.start()
         c = data[i]
         if c in b"([{":
@@ -94,31 +106,33 @@ def _positional_count(data: bytes, start: int, enough: int = _SPLAT) -> int:
         elif c in b")]}":
             if depth == 0:
                 if _SPLAT_START.match(data, arg_start):
-                    return _SPLAT
-                if data[arg_start:i].strip() and not _KEYWORD_START.match(data, arg_start):
+                    return _SPLAT, False
+                if _KEYWORD_START.match(data, arg_start):
+                    return count, True
+                if data[arg_start:i].strip():
                     count += 1
-                return count
+                return count, False
             depth -= 1
         elif c == 44:  # a comma: between the call's arguments only at depth 0
             if depth == 0:
                 if _SPLAT_START.match(data, arg_start):
-                    return _SPLAT
+                    return _SPLAT, False
                 if _KEYWORD_START.match(data, arg_start):
-                    return count
+                    return count, True
                 count += 1
                 if count > enough:
-                    return count
+                    return count, False
                 arg_start = i + 1
         elif c == 35:  # a comment, to the end of its line
             i = data.find(b"\n", i)
             if i == -1:
-                return _SPLAT
+                return _SPLAT, False
         else:  # a quote: to the next one of its kind that is not escaped
             close = data.find(data[i:i + 1], i + 1)
             while close != -1 and data[close - 1] == 92:
                 close = data.find(data[i:i + 1], close + 1)
             if close == -1:
-                return _SPLAT
+                return _SPLAT, False
             i = close
         i += 1
 
@@ -338,6 +352,11 @@ class CallArguments(Rule):
                     module = _spelled_through(text, end - len(last) - 1)
                     if count < (max(needed.values()) if module is None else needed.get(module, 0)):
                         return True
+        # a function that stopped taking `**kwargs`, called with a keyword
+        for last in sigs.any_keyword.keys() & words:
+            if any(parts <= words for parts in sigs.any_keyword[last]) and any(
+                    _passes_keyword(text, end) for end in _calls_of(text, last)):
+                return True
         # a keyword counts where a function that dropped it is spelled too (its module's words and its own)
         spelled = set()
         candidates = set()
@@ -409,8 +428,15 @@ class CallArguments(Rule):
             if param is None and sig.var_keywords:
                 continue
             if param is None and sigs.keyword_change(old_name, keyword.arg, at) is None:
-                # never took it by the target: a keyword of a newer JAX is not legacy (as JM801
-                # leaves names newer than the target alone), and one it never took is Python's to say
+                # never named it by the target: a keyword of a newer JAX is not legacy (as JM801
+                # leaves names newer than the target alone), and one it never took is Python's to
+                # say, unless it took any keyword (`**kwargs`) then and no longer does
+                dropped = sigs.any_keyword_until(old_name, at)
+                if dropped is not None:
+                    params = ", ".join(p.name for p in sig.params)
+                    yield self.finding(ctx, keyword, f"{shown} takes no keyword `{keyword.arg}` since JAX {dropped}, "
+                                       f"when it stopped taking any keyword (`**kwargs`); its parameters now: "
+                                       f"{params}: remove it or pass what it meant another way")
                 continue
             yield from self._renamed(ctx, call, keyword, qualname, sigs, at, newest, future=False)
         most = sig.most_positional

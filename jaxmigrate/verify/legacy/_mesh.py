@@ -133,6 +133,27 @@ def patch_make_mesh() -> None:
     jax.make_mesh = legacy_make_mesh
 
 
+def patch_partition_spec_equality() -> None:
+    """``PartitionSpec`` equal to the tuple of its entries, as it was until JAX 0.10.0 (a tuple
+    subclass then; an interned class compared by identity since). Only where it is not a tuple."""
+    import jax.sharding
+
+    spec = jax.sharding.PartitionSpec
+    if issubclass(spec, tuple) or getattr(spec, "_jaxmigrate_legacy", False):
+        return
+
+    def __eq__(self, other):
+        if isinstance(other, spec):
+            return self is other  # interned: the installed JAX's own equality
+        if isinstance(other, tuple):
+            return not (self.unreduced or self.reduced) and tuple(self.partitions) == other
+        return NotImplemented
+
+    spec.__eq__ = __eq__
+    spec.__hash__ = object.__hash__  # as before: defining __eq__ must not make it unhashable
+    spec._jaxmigrate_legacy = True
+
+
 @contextlib.contextmanager
 def mesh(devices, axis_names):
     """``jax.experimental.maps.mesh(devices, axis_names)``: enter a Mesh built from both."""
