@@ -41,8 +41,9 @@ class JaxArrayConfig(Rule):
     `jax.config.update("jax_parallel_functions_output_gda", True)`; folds reads of
     `jax.config.jax_array` to `True` where the condition is simple (`if jax.config.jax_array:`
     keeps its body, `if not jax.config.jax_array:` keeps its `else`, `a if jax.config.jax_array
-    else b` becomes `a`, `if a or (b and jax.config.jax_array):` becomes `if a or b:`); reports
-    every other read, `update("jax_array", False)`, and JAX's internal `jax_array(...)` context
+    else b` becomes `a`, `if a or (b and jax.config.jax_array):` becomes `if a or b:`); any
+    other read (`use_array = jax.config.jax_array`) becomes `True`, the value it has had since
+    0.4.7 (reported in a file that turns the option off); reports `update("jax_array", False)` and JAX's internal `jax_array(...)` context
     manager. `jax_array=True` goes from a test's `jtu.with_config(...)` (the decorator with it,
     when nothing else is left); another value there is reported. A read of
     `jax_parallel_functions_output_gda` is reported with `True` to write, except where the branch
@@ -223,8 +224,19 @@ class JaxArrayConfig(Rule):
                                     "0.4.14: keep the jax.Array branch",
                                     Fix("safe", edits=edits, statement_edits=statement_edits,
                                         drop_unused_imports=importer(ctx).root_import(node)))
+            if _in_condition(ctx, node):  # a condition the fold could not simplify: a person does
+                return self.finding(ctx, node, "`jax_array` is always true since JAX 0.4.7 and the flag was removed "
+                                    "in 0.4.14: replace this read by `True` and simplify", suggestion="True")
+            if any(_option_update(c) == (JAX_ARRAY, False) for c in ctx.nodes(ast.Call)):
+                return self.finding(ctx, node, "`jax_array` is always true since JAX 0.4.7 and the flag was removed in "
+                                    "0.4.14, but this file turns it off: migrate that code, then read `True`",
+                                    suggestion="True")
+            # a read kept in a variable or passed on (`use_array = jax.config.jax_array`): the value
+            # it has had since 0.4.7, where the flag itself is gone
             return self.finding(ctx, node, "`jax_array` is always true since JAX 0.4.7 and the flag was removed in "
-                                "0.4.14: replace this read by `True` and simplify", suggestion="True")
+                                "0.4.14: read `True` instead",
+                                Fix("safe", edits=(ctx.replace(node, "True"),),
+                                    drop_unused_imports=importer(ctx).root_import(node)), replacement="True")
         branch = _gda_branch(ctx, node)
         if branch is not None:
             return self.finding(ctx, node, f"the `{node.attr}` option was removed in JAX 0.4.14: pjit outputs are global "
@@ -232,6 +244,14 @@ class JaxArrayConfig(Rule):
                                 f"{branch.lineno}): migrate that branch to jax.Array by hand rather than reading `True`")
         return self.finding(ctx, node, f"the `{node.attr}` option was removed in JAX 0.4.14: pjit outputs are global "
                             "jax.Arrays", suggestion="True")
+
+
+def _in_condition(ctx: FileContext, node: ast.AST) -> bool:
+    """Whether ``node`` is (part of) the test of an ``if``, a conditional expression or a loop."""
+    child, parent = node, ctx.parent(node)
+    while isinstance(parent, (ast.UnaryOp, ast.BoolOp)):
+        child, parent = parent, ctx.parent(parent)
+    return isinstance(parent, (ast.If, ast.IfExp, ast.While)) and parent.test is child
 
 
 def _option_update(call: ast.Call) -> Optional[Tuple[str, object]]:
