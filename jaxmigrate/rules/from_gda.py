@@ -9,7 +9,7 @@ from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import drop_argument, insert_before
 from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
-from jaxmigrate.patterns.gda import FROM_GDA, MULTIHOST_UTILS, is_multi_process, outputs_are_global
+from jaxmigrate.patterns.gda import FROM_GDA, MULTIHOST_UTILS, PARTITION_SPEC, is_multi_process, outputs_are_global
 from jaxmigrate.patterns.pjit_calls import (
     PjitCall,
     call_sites,
@@ -37,7 +37,9 @@ class FromGda(Rule):
     `multihost_utils.host_local_array_to_global_array(args, mesh, specs)`. This is an unsafe
     fix (`--unsafe-fixes`): it needs the call sites and the mesh (the enclosing `with mesh:`, or
     the one variable bound to a Mesh) to be found here, and it assumes those arguments are
-    host-local data, as GDA-era pjit did. In multi-process code (see JM504) the call's result is
+    host-local data, as GDA-era pjit did. A number literal passes as it is (pjit and jit take
+    Python numbers; the conversion wants arrays), and a `None` spec, replicated in pjit's input
+    shardings, converts with `P()`. In multi-process code (see JM504) the call's result is
     converted back with `global_array_to_host_local_array` too, as GDA-era pjit returned
     host-local outputs (unless `jax_parallel_functions_output_gda` was set). Otherwise, and for
     `FROM_GDA` held in a variable or nested in a pytree, the finding says what to write.
@@ -196,6 +198,16 @@ class FromGda(Rule):
         if mesh is None:
             return f"no single mesh found for the call at line {site.lineno} (an enclosing `with mesh:` or one Mesh variable)"
         mhu, imports = importer(ctx).reference(MULTIHOST_UTILS, at=site)
+        spec_of = dict(zip(host, specs))
+        host = [i for i in host if not _python_number(site.args[i])]  # numbers pass as they are
+        if not host:
+            return [], ()
+        specs = []
+        for i in host:  # `None` (replicated, in pjit's input shardings) is `P()` to the conversion
+            if spec_of[i] == "None":
+                empty, more = importer(ctx).reference(PARTITION_SPEC, at=site)
+                spec_of[i], imports = f"{empty}()", tuple(imports) + tuple(more)
+            specs.append(spec_of[i])
         names = _fresh_names(ctx, len(host))
         args = [ctx.text(site.args[i]) for i in host]
         if len(host) == 1:
@@ -213,6 +225,14 @@ class FromGda(Rule):
 
 
 # helpers -----------------------------------------------------------------------------------
+def _python_number(node: ast.expr) -> bool:
+    """A number literal (``3.0``, ``-1``, ``True``): pjit and jit take Python numbers as they are, and the
+    host-local conversion does not (it wants arrays)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex))
+
+
 def _group(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else f"({', '.join(items)})"
 

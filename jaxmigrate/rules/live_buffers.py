@@ -34,9 +34,12 @@ class LiveBuffers(Rule):
     `live_buffers()` listed one buffer a device: a sharded array on 8 devices was 8 entries, but is
     one entry of `jax.live_arrays()`. So the backend form is rewritten to `jax.live_arrays()` where
     that changes nothing (a test of emptiness, a loop that deletes each one), and a count,
-    `len(backend.live_buffers())`, to `sum(len(a.addressable_shards) for a in jax.live_arrays())`
-    (safe fixes; a program that holds its arrays' shard views, `shard.data`, has them counted
-    again, as they are live arrays of their own). Any other use (the buffers' shapes, their bytes)
+    `len(backend.live_buffers())`, to
+    `sum(len(a.sharding.addressable_devices) for a in jax.live_arrays())`: one buffer a device
+    of this process, counted without making the shards' arrays (iterating `addressable_shards`
+    creates single-device arrays that later `jax.live_arrays()` calls list, so a leak check
+    built on it finds leaks of its own making). Safe fixes; a program that holds its arrays'
+    shard views, `shard.data`, has them counted again, as they are live arrays of their own. Any other use (the buffers' shapes, their bytes)
     is reported: `jax.live_arrays()` lists arrays, and their shards' `.data` are new arrays that
     later listings see. The device form is unsafe: it lists single-device jax.Arrays (shards)
     rather than raw device buffers.
@@ -69,7 +72,7 @@ class LiveBuffers(Rule):
                 import jax
 
                 def leaked():
-                    return sum(len(a.addressable_shards) for a in jax.live_arrays())
+                    return sum(len(a.sharding.addressable_devices) for a in jax.live_arrays())
             """),
             title="a count of a backend's buffers, under a hasattr guard: the line it made unreachable goes too",
         ),
@@ -166,9 +169,9 @@ class LiveBuffers(Rule):
             if use == "count":  # len(...): one buffer a device, so count the arrays' shards
                 counted = ctx.parent(call)
                 assert counted is not None  # the `len(...)` call
-                text = f"sum(len(a.addressable_shards) for a in {live}({platform}))"
+                text = f"sum(len(a.sharding.addressable_devices) for a in {live}({platform}))"
                 fix = Fix("safe", edits=(ctx.replace(counted, text),), add_imports=imports, drop_unused_imports=drops)
-                return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: count the shards of "
+                return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: count the devices of "
                                     "`jax.live_arrays()` (one buffer a device, as `live_buffers()` counted)", fix)
             if use is None:  # no expression lists the buffers as 0.4.1 did: a person decides
                 return self.finding(ctx, call, "`live_buffers()` sees no jax.Array, and `jax.live_arrays()` lists "
