@@ -86,10 +86,10 @@ def _stmt_key(stmt: ast.stmt) -> Tuple[int, int, str]:
 
 
 def _ref_key(ref: ImportRef) -> tuple:
-    return (*_key(ref.module, ref.name is not None), _name_key(ref.name or ""))
+    return (*_key(ref.module, ref.name is not None), name_key(ref.name or ""))
 
 
-def _name_key(name: str) -> Tuple[int, str]:
+def name_key(name: str) -> Tuple[int, str]:
     """isort's order of imported names: CONSTANTS, then Classes, then the rest."""
     kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
     return (kind, name.lower())
@@ -116,10 +116,10 @@ def _add_aliases(ctx: FileContext, stmt: ast.ImportFrom, refs: List[ImportRef]) 
     name that sorts after it if the names are in order, else all last; on lines of their own
     where the statement is parenthesized with its names one a line."""
     names = stmt.names
-    keys = [_name_key(a.name) for a in names]
+    keys = [name_key(a.name) for a in names]
     slots: Dict[int, List[str]] = {}
     for ref in refs:
-        at = next((i for i, k in enumerate(keys) if k > _name_key(ref.name or "")), len(names))
+        at = next((i for i, k in enumerate(keys) if k > name_key(ref.name or "")), len(names))
         slots.setdefault(at if keys == sorted(keys) else len(names), []).append(_alias(ref))
     parens = re.match(r"from\s+[\w.]+\s+import\s*\(", ctx.text(stmt)) is not None
     nl = newline(ctx)

@@ -61,7 +61,8 @@ def apply_round(source: str, fixes: Sequence[Fix]) -> Tuple[str, int]:
         check_compiles(baseline, text)
     except (SyntaxError, ValueError) as exc:  # a rule bug: never write it
         raise FixError(f"fix produced invalid Python: {exc}") from exc
-    return text, len(chosen)
+    shared = {id(f) for f in chosen}  # a fix several findings share (one import moving their names) counts for each
+    return text, sum(1 for f in fixes if id(f) in shared)
 
 
 def _non_overlapping(fixes: List[Fix]) -> List[Fix]:

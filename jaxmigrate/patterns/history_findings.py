@@ -6,9 +6,10 @@ rule's: it is not reported here, at its import or its uses."""
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterator, List, Optional, Tuple, cast
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, cast
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.import_layout import name_key
 from jaxmigrate.analysis.names import canonical
 from jaxmigrate.catalog.api_history import Status, Version, entry, exists, is_private, status
 from jaxmigrate.catalog.owners import owner
@@ -16,7 +17,7 @@ from jaxmigrate.catalog.renames import CALL_CODE, CALLS, DROP_INS, TYPE_TESTS
 from jaxmigrate.core.findings import Fix, FixSafety
 from jaxmigrate.patterns.api_references import Reference, references
 from jaxmigrate.patterns.call_advice import call_code
-from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix, rewrite_use
+from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix, rewrite_from_import, rewrite_use
 
 #: (reference, message, fix, the code to write)
 Found = Tuple[Reference, str, Optional[Fix], Optional[str]]
@@ -36,10 +37,35 @@ def history_findings(ctx: FileContext, wanted: Callable[[Reference], bool]) -> I
         if ref.is_import and fix is not None:
             fixed_imports.add(id(ref.node))
         out.append((ref, _message(ctx, ref, advice), fix, code))
+    out = _one_fix_per_import(ctx, out)
     for found in out:
         ref = found[0]
         if ref.via_import is None or id(ref.via_import) not in fixed_imports:
             yield found
+
+
+def _one_fix_per_import(ctx: FileContext, found: List[Found]) -> List[Found]:
+    """The renames of several names of one ``from`` import, as one fix that moves them all,
+    shared by their findings: each finding's own fix rewrites the whole statement, so they would
+    take a round each (an import of 11 moved names: 11 rounds, past the engine's limit). The names
+    go in isort's order, as the engine's join of written imports keeps them."""
+    by_statement: Dict[int, List[int]] = {}
+    for i, (ref, _, fix, code) in enumerate(found):
+        if ref.is_import and fix is not None and code and all(p.isidentifier() for p in code.split(".")) \
+                and isinstance(ref.statement, ast.ImportFrom) and isinstance(ref.node, ast.alias) \
+                and not fix.statement_edits and not fix.add_imports and not fix.last:
+            by_statement.setdefault(id(ref.statement), []).append(i)
+    for indexes in by_statement.values():
+        safeties = {found[i][2].safety for i in indexes}  # type: ignore[union-attr]  # fixes, selected above
+        if len(indexes) < 2 or len(safeties) != 1:
+            continue
+        statement = found[indexes[0]][0].statement
+        moved = sorted(((found[i][0].node, found[i][3]) for i in indexes), key=lambda m: name_key(m[1].rpartition(".")[2]))
+        shared = Fix(safeties.pop(), edits=tuple(rewrite_from_import(ctx, statement, moved)))  # type: ignore[arg-type]
+        for i in indexes:
+            ref, message, _, code = found[i]
+            found[i] = (ref, message, shared, code)
+    return found
 
 
 def _owned(ref: Reference) -> bool:
