@@ -96,8 +96,21 @@ def reaching_binding(ctx: FileContext, identifier: str, at: ast.AST, _callers: f
     read them). A parameter is bound where its function starts. Read in a function the scope
     defines (a ``def``, undecorated or decorated by JAX, as ``@jax.jit``, which does not call
     it), that the scope's code only calls, where each read of its name is known to see it or
-    another binding: the binding every call sees, if it is the same one. A name declared ``global`` or ``nonlocal`` anywhere, or a class attribute, bound
-    more than once: None."""
+    another binding: the binding every call sees, if it is the same one. A name declared
+    ``global`` or ``nonlocal`` anywhere, or a class attribute, bound more than once: None.
+    Answers are kept per file: a rule asks for each read, and again for each use it inlines."""
+    answers = ctx.memo("reaching bindings", _new_table)
+    key = (identifier, id(at), _callers)
+    if key not in answers:
+        answers[key] = _reaching(ctx, identifier, at, _callers)
+    return answers[key]
+
+
+def _new_table(ctx: FileContext) -> dict:
+    return {}
+
+
+def _reaching(ctx: FileContext, identifier: str, at: ast.AST, callers: frozenset) -> Optional[ast.AST]:
     resolver = ctx.resolver
     anchor = at if isinstance(at, ast.Name) else next((n for n in ast.walk(at) if isinstance(n, ast.Name)), at)
     scope = resolver.scope_of(anchor)
@@ -110,7 +123,10 @@ def reaching_binding(ctx: FileContext, identifier: str, at: ast.AST, _callers: f
     if owner.kind == "class" or identifier in ctx.memo("global and nonlocal names", declared_names):
         return None
     if owner is not scope:
-        return _seen_by_every_call(ctx, identifier, owner, scope, _callers)
+        return _seen_by_every_call(ctx, identifier, owner, scope, callers)
+    spans, deletes = _binding_facts(ctx, identifier, owner)
+    if spans is None:
+        return None
     start = ctx.span(at)[0]
     ancestors = []
     node: Optional[ast.AST] = at
@@ -120,37 +136,47 @@ def reaching_binding(ctx: FileContext, identifier: str, at: ast.AST, _callers: f
     ancestor_ids = {id(a) for a in ancestors}
     latest: Optional[ast.AST] = None
     latest_end = -1
-    for binding in bindings:
-        bound = binding.node
-        if bound is None:
-            return None
-        if bound is owner.node:  # a parameter: bound before the body runs
-            end = 0
-        elif id(bound) in ancestor_ids:
+    for bound, _, end in spans:
+        if id(bound) in ancestor_ids:
             if isinstance(bound, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 continue  # the read is in its value: it binds after
             return None  # a loop's or a with's target, a walrus around the read
-        else:
-            end = _binding_span(ctx, bound)[1]
-            if end > start:
-                continue  # after the read (a loop around the read is checked below)
+        if end > start:
+            continue  # after the read (a loop around the read is checked below)
         if end > latest_end:
             latest, latest_end = bound, end
     if latest is None:
         return None
     if latest is not owner.node and not (isinstance(latest, CERTAIN_BINDERS) and _runs_before(ctx, latest, ancestors)):
         return None
-    deletes = [ctx.span(n)[0] for n in ctx.names_bound_by(identifier, owner) if isinstance(n.ctx, ast.Del)]
     if any(latest_end <= d < start for d in deletes):
         return None
     for loop in ancestors:
         if isinstance(loop, LOOPS) and loop is not latest:
             low, high = ctx.span(loop)
             if latest_end <= low and (any(low <= d < high for d in deletes) or any(
-                    b.node is not None and b.node is not owner.node and low <= _binding_span(ctx, b.node)[0] < high
-                    for b in bindings)):
+                    low <= begin < high for bound, begin, _ in spans if bound is not owner.node)):
                 return None
     return latest
+
+
+def _binding_facts(ctx: FileContext, identifier: str, owner) -> Tuple[Optional[List[Tuple[ast.AST, int, int]]], List[int]]:
+    """Each binding of ``identifier`` in ``owner`` with where it starts and ends (a parameter at
+    0), None if one has no statement; and where its ``del`` statements stand. Once per name."""
+    facts = ctx.memo("binding spans", _new_table)
+    key = (id(owner), identifier)
+    if key not in facts:
+        spans: Optional[List[Tuple[ast.AST, int, int]]] = []
+        for binding in owner.bindings.get(identifier, []):
+            bound = binding.node
+            if bound is None:
+                spans = None
+                break
+            where = (0, 0) if bound is owner.node else _binding_span(ctx, bound)
+            spans.append((bound, *where))  # type: ignore[union-attr]  # None only after the loop
+        deletes = [ctx.span(n)[0] for n in ctx.names_bound_by(identifier, owner) if isinstance(n.ctx, ast.Del)]
+        facts[key] = (spans, deletes)
+    return facts[key]
 
 
 def _seen_by_every_call(ctx: FileContext, identifier: str, owner, scope, callers: frozenset) -> Optional[ast.AST]:
@@ -199,15 +225,27 @@ def _binding_span(ctx: FileContext, node: ast.AST) -> Tuple[int, int]:
 
 def _runs_before(ctx: FileContext, stmt: ast.AST, ancestors: List[ast.AST]) -> bool:
     """Whether ``stmt`` stands in the block of one of ``ancestors`` (the read's, innermost first), before it."""
-    parent = ctx.parent(stmt)
+    where = _block_place(ctx, stmt)
+    if where is None:
+        return False
     for node in ancestors:
-        if ctx.parent(node) is parent:
-            for name in ("body", "orelse", "finalbody"):
-                block = getattr(parent, name, None)
-                if isinstance(block, list) and any(s is node for s in block):
-                    return any(s is stmt for s in block[:next(i for i, s in enumerate(block) if s is node)])
-            return False
+        if isinstance(node, ast.stmt) and ctx.parent(node) is ctx.parent(stmt):
+            place = _block_place(ctx, node)
+            return place is not None and place[0] == where[0] and where[1] < place[1]
     return False
+
+
+def _block_place(ctx: FileContext, stmt: ast.AST) -> Optional[Tuple[str, int]]:
+    """The block (``body``, ``orelse``, ``finalbody``) of its parent a statement stands in, and its index there."""
+    places = ctx.memo("statement places", _new_table)
+    if id(stmt) not in places:
+        parent = ctx.parent(stmt)
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, name, None)
+            if isinstance(block, list):
+                places.update((id(s), (name, i)) for i, s in enumerate(block))
+        places.setdefault(id(stmt), None)
+    return places[id(stmt)]
 
 
 def why_not_followed(ctx: FileContext, stmt: ast.Assign) -> Optional[str]:
@@ -221,13 +259,16 @@ def why_not_followed(ctx: FileContext, stmt: ast.Assign) -> Optional[str]:
     if ctx.resolver.scope_of(target).kind == "class":
         return f"`{target.id}` is a class attribute, read through the class or its instances"
     owner = binding_scope(ctx, target)
-    names = ctx.names_bound_by(target.id, owner)
-    if any(isinstance(n.ctx, ast.Del) for n in names):
-        return f"`{target.id}` is deleted with `del`"
-    for name in names:
-        if isinstance(name.ctx, ast.Load) and reaching_binding(ctx, name.id, name) is None:
-            return f"{why}, and which of its values line {name.lineno} reads is not known"
-    return None
+    answers = ctx.memo("names not followed", _new_table)  # once per name: each of its assignments asks
+    key = (id(owner), target.id)
+    if key not in answers:
+        names = ctx.names_bound_by(target.id, owner)
+        if any(isinstance(n.ctx, ast.Del) for n in names):
+            answers[key] = f"`{target.id}` is deleted with `del`"
+        else:
+            unknown = next((n for n in names if isinstance(n.ctx, ast.Load) and reaching_binding(ctx, n.id, n) is None), None)
+            answers[key] = None if unknown is None else f"{why}, and which of its values line {unknown.lineno} reads is not known"
+    return answers[key]
 
 
 def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
