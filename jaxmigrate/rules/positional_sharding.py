@@ -572,8 +572,9 @@ class _Plan:
                 if f"{stmt.module}.{alias.name}" in LEGACY and not ctx.names(alias.asname or alias.name):
                     edit = importer(ctx).drop(stmt, [alias])
                     if edit is not None:
-                        yield self.rule.finding(ctx, alias, f"{MESSAGE}; imported and not used: the import goes (it "
-                                                "fails from JAX 0.7.0 on)", Fix("safe", edits=(edit,)))
+                        yield self.rule.finding(ctx, alias, "`PositionalSharding` is deprecated since JAX 0.6.0 and removed "
+                                                "in 0.7.0, where importing it fails; nothing here uses it: the import goes",
+                                                Fix("safe", edits=(edit,)))
 
     def _parameter_why(self, expr: ast.expr, key: Tuple[int, str]) -> str:
         """Why an occurrence that could be rewritten is not: it goes with a function's parameter that cannot."""
