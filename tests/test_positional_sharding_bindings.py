@@ -1,7 +1,10 @@
-"""JM703 rewrites `name = PositionalSharding(...)` only where that assignment is the name's one
-binding: a name bound again (q2, q5: found on jax v0.4.20's tests/array_test.py and
-memories_test.py), declared `global`, deleted with `del` or set in a class body may be read where
-the rule does not follow it, so the assignment is reported, not rewritten in place or deleted."""
+"""JM703 rewrites `name = PositionalSharding(...)` only where it knows which assignment each read
+of the name sees: its one binding, or, for a name bound again (q2, q5: found on jax v0.4.20's
+tests/array_test.py and memories_test.py; the tutorial's `sharding = sharding.reshape(4, 2)`),
+the binding before the read on every path to it. A name bound in a branch or a loop and read
+after it, read from a nested function, declared `global`, deleted with `del` or set in a class
+body may be read where the rule does not follow it, so the assignment is reported, not rewritten
+in place or deleted."""
 
 from __future__ import annotations
 
@@ -14,7 +17,8 @@ from tests.conftest import run
 REBOUND = "is bound more than once in its scope"
 
 CASES = {
-    # the v0.4.20 array_test pattern: rebinding with a reshape (q2); the rewrite broke `.reshape`
+    # the v0.4.20 array_test pattern: rebinding with a reshape (q2); the rewrite broke `.reshape`.
+    # Followed now: the reshape's shape is a parameter, and that is what is reported
     "rebound_then_reshaped": ("""
         import jax
         import numpy as np
@@ -25,8 +29,9 @@ CASES = {
             s = jax.sharding.PositionalSharding(devices)
             s = s.reshape(shape).replicate(axes)
             return s.shard_shape(x.shape)
-    """, [(7, f"`s` {REBOUND}")]),
-    # bound in both branches, then compared (q5); the one-binding form is reported as a value
+    """, [(8, "`.reshape(...)` whose number of dims is not visible")]),
+    # bound in both branches, then compared (q5): each read sees its branch's binding, and the
+    # comparison is reported as a value, as the one-binding form is
     "bound_in_both_branches": ("""
         import jax
         from jax.sharding import PositionalSharding
@@ -38,16 +43,38 @@ CASES = {
             else:
                 s1 = PositionalSharding(jax.devices())
                 assert s1 == other
-    """, [(9, f"`s1` {REBOUND}")]),
-    # rebound, then passed to a sink: not inlined through the second binding either
-    "rebound_then_placed": ("""
+    """, [(10, "used as a value")]),
+    # rebound in a branch: the read after the `if` may see either binding
+    "rebound_in_a_branch": ("""
+        import jax
+        from jax.sharding import PositionalSharding
+
+        s = PositionalSharding(jax.devices())
+        if jax.process_count() > 1:
+            s = s.reshape(4, 2)
+        y = jax.device_put(1, s)
+    """, [(4, f"`s` {REBOUND}, and which of its values line 7 reads is not known")]),
+    # rebound in a loop after the read: its next turn reads the transpose
+    "rebound_in_a_loop": ("""
+        import jax
+        from jax.sharding import PositionalSharding
+
+        s = PositionalSharding(jax.devices()).reshape(4, 2)
+        for _ in range(2):
+            y = jax.device_put(1, s)
+            s = s.T
+    """, [(4, f"`s` {REBOUND}, and which of its values line 6 reads is not known")]),
+    # rebound at module level, read in a function: it may run after either binding
+    "rebound_read_in_a_function": ("""
         import jax
         from jax.sharding import PositionalSharding
 
         s = PositionalSharding(jax.devices())
         s = s.reshape(4, 2)
-        y = jax.device_put(1, s)
-    """, [(4, f"`s` {REBOUND}")]),
+
+        def place(x):
+            return jax.device_put(x, s)
+    """, [(4, f"`s` {REBOUND}, and which of its values line 8 reads is not known")]),
     "global_elsewhere": ("""
         import jax
         from jax.sharding import PositionalSharding
@@ -93,7 +120,8 @@ def test_assignment_read_elsewhere_is_reported_not_rewritten(case):
 
 
 def test_repro_sweep_cases_stay_reported():
-    """q1, q3 and q4 of the sweep were already reported; q1's first `s` now says why it is left."""
+    """q1, q3 and q4 of the sweep were already reported; q1's `s` is followed through its
+    rebinding to the reshape whose shape is not visible."""
     q1 = textwrap.dedent("""
         import jax
         import numpy as np
@@ -119,7 +147,7 @@ def test_repro_sweep_cases_stay_reported():
     for source in (q1, q3):
         assert run(source, ["JM703"]).text == source
         assert all(f.fix is None for f in run(source, ["JM703"], fix=False).findings)
-    assert [(f.line, REBOUND in f.message) for f in run(q1, ["JM703"], fix=False).findings] == [(5, True), (11, False)]
+    assert [(f.line, REBOUND in f.message) for f in run(q1, ["JM703"], fix=False).findings] == [(6, False), (11, False)]
     assert [f.line for f in run(q3, ["JM703"], fix=False).findings] == [6, 7]
 
 
@@ -134,3 +162,22 @@ def test_one_binding_is_still_inlined():
     out = run(source, ["JM703"]).text
     assert "PositionalSharding" not in out and "s = " not in out
     assert 'NamedSharding(jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))' in out
+
+
+def test_rebinding_is_followed_where_each_read_sees_one_binding():
+    """The tutorial's `sharding = sharding.reshape(4, 2)`: each read is rewritten from the binding
+    it sees, and both assignments go with the import."""
+    source = textwrap.dedent("""
+        import jax
+        from jax.sharding import PositionalSharding
+
+        s = PositionalSharding(jax.devices())
+        a = jax.device_put(1, s)
+        s = s.reshape(4, 2)
+        b = jax.device_put(1, s.replicate(0))
+    """).lstrip("\n")
+    out = run(source, ["JM703"]).text
+    assert "PositionalSharding" not in out and "s = " not in out
+    assert 'a = jax.device_put(1, jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.devices()), ("x",)), ' in out
+    assert ('b = jax.device_put(1, jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), '
+            '("x", "y")), jax.sharding.PartitionSpec(None, "y")))') in out

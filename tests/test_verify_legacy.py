@@ -392,6 +392,10 @@ def test_positional_sharding_placements():
     flat = sharding.reshape(4, 2).replicate(1, keepdims=False)
     assert flat.shape == (4,)
     assert _spread(jax.device_put(jax.numpy.arange(8.0), flat)) == {k: ((2 * (k // 2), 2 * (k // 2) + 2),) for k in range(8)}
+    # every dim of size 1: 0.4.x gave XLA a replicated sharding, which places a value of any rank
+    for s in (sharding.reshape(4, 2).replicate(), sharding.reshape(8, 1).replicate(0)):
+        assert _spread(jax.device_put(jax.numpy.arange(8.0), s)) == {k: ((0, 8),) for k in range(8)}
+        assert jax.device_put(jax.numpy.float32(1.0), s).sharding.is_fully_replicated
 
 
 def test_positional_sharding_in_jit_and_constraints():

@@ -74,6 +74,203 @@ def why_rebound(ctx: FileContext, stmt: ast.Assign) -> Optional[str]:
     return None
 
 
+#: bindings a read after them sees for sure where they run on every path to it (a ``for`` target,
+#: a walrus in a condition or a comprehension's target may not have been bound, or not again)
+CERTAIN_BINDERS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Import, ast.ImportFrom, ast.FunctionDef,
+                   ast.AsyncFunctionDef, ast.ClassDef)
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def reaching_binding(ctx: FileContext, identifier: str, at: ast.AST, _callers: frozenset = frozenset()) -> Optional[ast.AST]:
+    """The statement whose binding a read of ``identifier`` where ``at`` stands (a Name, or an
+    expression the read would be part of) sees, where the code alone says which, else None.
+
+    A name the scope binds once: that binding (read from any scope, as ``single_assignment``
+    takes it). A name bound more than once (``sharding = sharding.reshape(4, 2)``), read in the
+    code of the scope that binds it (not from a nested function or class, which may run at any
+    time): the latest binding before the read, where it runs on every path to the read (it stands
+    in the read's block, or in a block around it, before it: not in an ``if`` or a loop the read
+    is not in) and binds for sure (an assignment, an import, a ``def``; not a ``for`` target or a
+    walrus), with no ``del`` of the name in between, and, for each loop around the read that does
+    not hold that binding, no binding or ``del`` of the name in that loop (its next turn would
+    read them). A parameter is bound where its function starts. Read in a function the scope
+    defines (a ``def``, undecorated or decorated by JAX, as ``@jax.jit``, which does not call
+    it), that the scope's code only calls, where each read of its name is known to see it or
+    another binding: the binding every call sees, if it is the same one. A name declared
+    ``global`` or ``nonlocal`` anywhere, or a class attribute, bound more than once: None.
+    Answers are kept per file: a rule asks for each read, and again for each use it inlines."""
+    answers = ctx.memo("reaching bindings", _new_table)
+    key = (identifier, id(at), _callers)
+    if key not in answers:
+        answers[key] = _reaching(ctx, identifier, at, _callers)
+    return answers[key]
+
+
+def _new_table(ctx: FileContext) -> dict:
+    return {}
+
+
+def _reaching(ctx: FileContext, identifier: str, at: ast.AST, callers: frozenset) -> Optional[ast.AST]:
+    resolver = ctx.resolver
+    anchor = at if isinstance(at, ast.Name) else next((n for n in ast.walk(at) if isinstance(n, ast.Name)), at)
+    scope = resolver.scope_of(anchor)
+    owner = resolver.lookup(identifier, scope)
+    if owner is None:
+        return None
+    bindings = owner.bindings.get(identifier, [])
+    if len(bindings) == 1:
+        return bindings[0].node
+    if owner.kind == "class" or identifier in ctx.memo("global and nonlocal names", declared_names):
+        return None
+    if owner is not scope:
+        return _seen_by_every_call(ctx, identifier, owner, scope, callers)
+    spans, deletes = _binding_facts(ctx, identifier, owner)
+    if spans is None:
+        return None
+    start = ctx.span(at)[0]
+    ancestors = []
+    node: Optional[ast.AST] = at
+    while node is not None and node is not owner.node:
+        ancestors.append(node)
+        node = ctx.parent(node)
+    ancestor_ids = {id(a) for a in ancestors}
+    latest: Optional[ast.AST] = None
+    latest_end = -1
+    for bound, _, end in spans:
+        if id(bound) in ancestor_ids:
+            if isinstance(bound, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                continue  # the read is in its value: it binds after
+            return None  # a loop's or a with's target, a walrus around the read
+        if end > start:
+            continue  # after the read (a loop around the read is checked below)
+        if end > latest_end:
+            latest, latest_end = bound, end
+    if latest is None:
+        return None
+    if latest is not owner.node and not (isinstance(latest, CERTAIN_BINDERS) and _runs_before(ctx, latest, ancestors)):
+        return None
+    if any(latest_end <= d < start for d in deletes):
+        return None
+    for loop in ancestors:
+        if isinstance(loop, LOOPS) and loop is not latest:
+            low, high = ctx.span(loop)
+            if latest_end <= low and (any(low <= d < high for d in deletes) or any(
+                    low <= begin < high for bound, begin, _ in spans if bound is not owner.node)):
+                return None
+    return latest
+
+
+def _binding_facts(ctx: FileContext, identifier: str, owner) -> Tuple[Optional[List[Tuple[ast.AST, int, int]]], List[int]]:
+    """Each binding of ``identifier`` in ``owner`` with where it starts and ends (a parameter at
+    0), None if one has no statement; and where its ``del`` statements stand. Once per name."""
+    facts = ctx.memo("binding spans", _new_table)
+    key = (id(owner), identifier)
+    if key not in facts:
+        spans: Optional[List[Tuple[ast.AST, int, int]]] = []
+        for binding in owner.bindings.get(identifier, []):
+            bound = binding.node
+            if bound is None:
+                spans = None
+                break
+            where = (0, 0) if bound is owner.node else _binding_span(ctx, bound)
+            spans.append((bound, *where))  # type: ignore[union-attr]  # None only after the loop
+        deletes = [ctx.span(n)[0] for n in ctx.names_bound_by(identifier, owner) if isinstance(n.ctx, ast.Del)]
+        facts[key] = (spans, deletes)
+    return facts[key]
+
+
+def _seen_by_every_call(ctx: FileContext, identifier: str, owner, scope, callers: frozenset) -> Optional[ast.AST]:
+    """For a read in the function of ``scope``: the binding of ``owner``'s name every call of
+    the function sees (see ``reaching_binding``), else None."""
+    fn = scope.node
+    if (scope.parent is not owner or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or id(fn) in callers
+            or not all(_does_not_call(ctx, d) for d in fn.decorator_list)):
+        return None
+    callers = callers | {id(fn)}
+    found: Optional[ast.AST] = None
+    for name in ctx.names_bound_by(fn.name, owner):
+        if not isinstance(name.ctx, ast.Load):
+            continue  # a binding: where it reaches, the reads below see another function
+        function = reaching_binding(ctx, fn.name, name, callers)
+        if function is not fn and function is not None:
+            continue  # another function of that name (a notebook's cells each define their own `f`)
+        call = ctx.parent(name)
+        if function is None or not (isinstance(call, ast.Call) and call.func is name):
+            return None  # passed on or kept, or maybe this function: it may run anywhere
+        seen = reaching_binding(ctx, identifier, call, callers)
+        if seen is None or found is not None and seen is not found:
+            return None
+        found = seen
+    return found
+
+
+def _does_not_call(ctx: FileContext, decorator: ast.expr) -> bool:
+    """A decorator of JAX's (``jax.jit``, ``partial(jax.jit, ...)``): it wraps the function, not calls it."""
+    if isinstance(decorator, ast.Call):
+        if ctx.qualname(decorator.func) == "functools.partial" and decorator.args:
+            decorator = decorator.args[0]
+        else:
+            decorator = decorator.func
+    return (ctx.qualname(decorator) or "").startswith("jax.")
+
+
+def _binding_span(ctx: FileContext, node: ast.AST) -> Tuple[int, int]:
+    """Where a binding stands: a comprehension's or a with item's, where its target does."""
+    if isinstance(node, ast.comprehension):
+        node = node.target
+    elif isinstance(node, ast.withitem):
+        node = node.optional_vars or node.context_expr
+    return ctx.span(node)
+
+
+def _runs_before(ctx: FileContext, stmt: ast.AST, ancestors: List[ast.AST]) -> bool:
+    """Whether ``stmt`` stands in the block of one of ``ancestors`` (the read's, innermost first), before it."""
+    where = _block_place(ctx, stmt)
+    if where is None:
+        return False
+    for node in ancestors:
+        if isinstance(node, ast.stmt) and ctx.parent(node) is ctx.parent(stmt):
+            place = _block_place(ctx, node)
+            return place is not None and place[0] == where[0] and where[1] < place[1]
+    return False
+
+
+def _block_place(ctx: FileContext, stmt: ast.AST) -> Optional[Tuple[str, int]]:
+    """The block (``body``, ``orelse``, ``finalbody``) of its parent a statement stands in, and its index there."""
+    places = ctx.memo("statement places", _new_table)
+    if id(stmt) not in places:
+        parent = ctx.parent(stmt)
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, name, None)
+            if isinstance(block, list):
+                places.update((id(s), (name, i)) for i, s in enumerate(block))
+        places.setdefault(id(stmt), None)
+    return places[id(stmt)]
+
+
+def why_not_followed(ctx: FileContext, stmt: ast.Assign) -> Optional[str]:
+    """Why a rule that follows an assignment ``name = value`` to the reads that see it may miss
+    one, or None: as ``why_rebound`` says, except that a name bound more than once in its scope
+    is followed where ``reaching_binding`` knows the binding each of its reads sees."""
+    why = why_rebound(ctx, stmt)
+    target: ast.Name = stmt.targets[0]  # type: ignore[assignment]  # the caller's statement assigns a Name
+    if why is None or not why.endswith("bound more than once in its scope"):
+        return why
+    if ctx.resolver.scope_of(target).kind == "class":
+        return f"`{target.id}` is a class attribute, read through the class or its instances"
+    owner = binding_scope(ctx, target)
+    answers = ctx.memo("names not followed", _new_table)  # once per name: each of its assignments asks
+    key = (id(owner), target.id)
+    if key not in answers:
+        names = ctx.names_bound_by(target.id, owner)
+        if any(isinstance(n.ctx, ast.Del) for n in names):
+            answers[key] = f"`{target.id}` is deleted with `del`"
+        else:
+            unknown = next((n for n in names if isinstance(n.ctx, ast.Load) and reaching_binding(ctx, n.id, n) is None), None)
+            answers[key] = None if unknown is None else f"{why}, and which of its values line {unknown.lineno} reads is not known"
+    return answers[key]
+
+
 def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
     """The nodes of a function's body, not those of the functions and classes defined in it."""
     todo = list(ast.iter_child_nodes(function))

@@ -1,6 +1,8 @@
 """PositionalSharding layouts as plain data: what a chain of ``PositionalSharding(devices)``,
 ``.reshape``, ``.replicate`` and ``.transpose`` computes (the device grid and, per sharding dim, its
-mesh axis), and ``LayoutParser``, which reads them from a module for JM703."""
+mesh axis), and ``LayoutParser``, which reads them from a module for JM703: through names, each
+read to the assignment it sees (``sharding = sharding.reshape(4, 2)`` included), and through the
+parameters of the module's functions that every call gives a whole grid of one rank."""
 
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple, Union
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.values import why_rebound
+from jaxmigrate.analysis.values import reaching_binding, why_not_followed
 
+Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 LEGACY = ("jax.sharding.PositionalSharding", "jax.experimental.sharding.PositionalSharding",
           "jax._src.sharding_impls.PositionalSharding")
 OPS = ("reshape", "replicate", "transpose")
@@ -35,6 +38,9 @@ class Layout:
     inherited: List[ast.expr] = field(default_factory=list)  # source pieces that come from an assignment
     assignments: List[ast.Assign] = field(default_factory=list)  # the `name = chain` statements read
     base: Optional[ast.expr] = None  # the PositionalSharding reference
+    # a parameter's layout (``devices`` is its name): ``function``'s callers pass it a whole grid
+    # of ``rank`` dims, which they give as a NamedSharding once rewritten (its mesh: ``devices.mesh``)
+    function: Optional[Function] = None
 
 
 @dataclass
@@ -102,15 +108,73 @@ class LayoutParser:
         self.ctx = ctx
         self._parsed: Dict[int, Parsed] = {}
         self._rebound_of: Dict[int, Optional[str]] = {}  # id(statement) -> ``rebound``'s answer
+        self._callers: Dict[Tuple[int, str], Optional[List[ast.expr]]] = {}  # see ``arguments_for``
+        #: id(argument of a call) -> the function and parameter it is passed to (where ``arguments_for`` knows them all)
+        self.passed_to: Dict[int, Tuple[Function, str]] = {}
 
     def rebound(self, stmt: ast.Assign) -> Optional[str]:
-        """Why the name ``stmt`` assigns may hold something else at a use (its uses are then not
-        followed, and ``stmt`` is not rewritten in place), or None if ``stmt`` is its one binding.
+        """Why the name ``stmt`` assigns may hold something else at a use that is not followed to
+        it (its uses are then not followed, and ``stmt`` is not rewritten in place), or None.
         Once per statement: every use of a module-level ``mesh`` in every function asks it."""
         key = id(stmt)
         if key not in self._rebound_of:
-            self._rebound_of[key] = why_rebound(self.ctx, stmt)
+            self._rebound_of[key] = why_not_followed(self.ctx, stmt)
         return self._rebound_of[key]
+
+    def assignment(self, name: ast.Name) -> Optional[ast.Assign]:
+        """The ``name = value`` statement a read sees, where it is known."""
+        stmt = reaching_binding(self.ctx, name.id, name)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            return stmt
+        return None
+
+    def parameter_of(self, call: ast.Call, arg: ast.expr) -> Optional[Tuple[Function, str]]:
+        """The function of this module (a plain ``def`` the call names) and its parameter that
+        ``arg`` binds, where the call says which, else None."""
+        if not isinstance(call.func, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        fn = reaching_binding(self.ctx, call.func.id, call.func)
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name != call.func.id:
+            return None
+        positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        if arg in call.args:
+            index = next(i for i, a in enumerate(call.args) if a is arg)
+            return (fn, positional[index]) if index < len(positional) else None
+        keyword = next((k for k in call.keywords if k.value is arg), None)
+        names = positional[len(fn.args.posonlyargs):] + [a.arg for a in fn.args.kwonlyargs]
+        return (fn, keyword.arg) if keyword is not None and keyword.arg in names else None
+
+    def arguments_for(self, fn: Function, param: str) -> Optional[List[ast.expr]]:
+        """What each call of ``fn`` passes to ``param``, where those calls are all of its uses:
+        ``fn`` is a plain ``def`` of this module, bound once and not decorated, ``param`` has no
+        default and the module only calls ``fn`` (no ``*args``, no ``**kwargs``), each call
+        giving ``param``. Else None."""
+        key = (id(fn), param)
+        if key in self._callers:
+            return self._callers[key]
+        self._callers[key] = None
+        args = fn.args
+        positional = [*args.posonlyargs, *args.args]
+        with_default = {a.arg for a in positional[len(positional) - len(args.defaults):]}
+        with_default |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+        resolver = self.ctx.resolver
+        inner = next((s for s in resolver.scopes if s.node is fn), None)
+        defining = inner.parent if inner is not None else None
+        if (fn.decorator_list or param in with_default or defining is None or defining.kind == "class"
+                or len(defining.bindings.get(fn.name, [])) != 1):
+            return None
+        found = []
+        for name in self.ctx.names_bound_by(fn.name, defining):
+            call = self.ctx.parent(name)
+            if not (isinstance(call, ast.Call) and call.func is name and not any(k.arg is None for k in call.keywords)):
+                return None
+            arg = next((a for a in call.args if self.parameter_of(call, a) == (fn, param)), None)
+            arg = arg or next((k.value for k in call.keywords if k.arg == param and self.parameter_of(call, k.value)), None)
+            if arg is None:
+                return None
+            found.append(arg)
+        self._callers[key] = found or None
+        return self._callers[key]
 
     def parse(self, expr: ast.expr, depth: int = 0) -> Parsed:
         """The layout a positional-sharding chain computes, why it cannot be known, or None if
@@ -134,9 +198,12 @@ class LayoutParser:
         if isinstance(expr, ast.Call) and ctx.qualname(expr.func) in LEGACY:
             return self._base(expr)
         if isinstance(expr, ast.Name) and isinstance(expr.ctx, ast.Load) and depth < 8:
-            stmt = ctx.single_assignment(expr)
-            if (stmt is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name)
-                    or self.rebound(stmt) is not None):
+            bound = reaching_binding(ctx, expr.id, expr)
+            if isinstance(bound, (ast.FunctionDef, ast.AsyncFunctionDef)) and bound is ctx.resolver.lookup(
+                    expr.id, ctx.resolver.scope_of(expr)).node:  # type: ignore[union-attr]  # a name with a binding
+                return self._parameter(expr, bound, depth)
+            stmt = self.assignment(expr)
+            if stmt is None or self.rebound(stmt) is not None:
                 return None
             inner = self.parse(stmt.value, depth + 1)
             if not isinstance(inner, Layout):
@@ -144,6 +211,25 @@ class LayoutParser:
             return copy_layout(inner, inherited=[*inner.inherited, inner.devices, *[a for r in inner.reshapes for a in r]],
                          assignments=[stmt, *inner.assignments])
         return None
+
+    def _parameter(self, name: ast.Name, fn: Function, depth: int) -> Optional[Layout]:
+        """A parameter every call of its function gives a whole grid (no ``replicate`` or
+        transpose) of one rank, as the grid of that rank; else None."""
+        passed = self.arguments_for(fn, name.id)
+        if passed is None:
+            return None
+        ranks = set()
+        for arg in passed:
+            layout = self.parse(arg, depth + 1)
+            if not isinstance(layout, Layout) or not layout.rank or layout.dims != list(range(layout.rank)):
+                return None
+            ranks.add(layout.rank)
+        if len(ranks) != 1:
+            return None
+        for arg in passed:
+            self.passed_to[id(arg)] = (fn, name.id)
+        rank = ranks.pop()
+        return Layout(name, True, rank=rank, dims=list(range(rank)), function=fn)
 
     def _base(self, call: ast.Call) -> Union[Layout, Failure]:
         if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
@@ -177,8 +263,8 @@ class LayoutParser:
             if isinstance(node.func, ast.Attribute) and node.func.attr == "reshape":
                 return shape_length(node), self._grid_rank(node.func.value, depth)[1]
         if isinstance(node, ast.Name) and depth < 8:
-            stmt = ctx.single_assignment(node)
-            if stmt is not None and len(stmt.targets) == 1:
+            stmt = self.assignment(node)
+            if stmt is not None:
                 return self._grid_rank(stmt.value, depth + 1)
         return None, False
 
@@ -188,6 +274,8 @@ class LayoutParser:
             return self._transpose(layout, call.args, call)
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return Failure(f"`.{op}(...)` with unpacked arguments", call)
+        if op == "reshape" and layout.function is not None:
+            return Failure("`.reshape(...)` of a parameter: a `NamedSharding` cannot be reshaped, build the mesh by hand", call)
         if op == "reshape":
             count = shape_length(call)
             if count is None or call.keywords:

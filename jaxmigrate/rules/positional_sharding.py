@@ -8,8 +8,8 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import delete_statement
-from jaxmigrate.analysis.values import binding_scope
-from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
+from jaxmigrate.analysis.values import binding_scope, reaching_binding
+from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.gda import NAMED_SHARDING, PARTITION_SPEC
 from jaxmigrate.patterns.positional_layouts import (
     CREATE_DEVICE_MESH,
@@ -18,10 +18,12 @@ from jaxmigrate.patterns.positional_layouts import (
     ONE_DIM,
     OPS,
     Failure,
+    Function,
     Layout,
     LayoutParser,
     anchor_name,
     axis_names,
+    int_literals,
 )
 from jaxmigrate.rules.base import Example, Rule, snippet
 
@@ -57,17 +59,32 @@ class PositionalSharding(Rule):
     `jax.make_array_from_callback`, ...). A name assigned a chain (`sharding =
     PositionalSharding(...)`) is inlined into every use, and its assignment is deleted once
     nothing else reads it; the device expression then runs at each use, so it may only call
-    `jax.devices()` and the like, and its names must mean the same there. Imports of
-    `PositionalSharding` left unused are dropped. Applied for targets that deprecate it (0.6.0
-    and later).
+    `jax.devices()` and the like, and its names must mean the same there. A name rebound as a
+    notebook does, cell after cell (`sharding = sharding.reshape(4, 2)`), is followed where
+    each read sees one binding: the latest before it on every path to it, in the code of the
+    scope that binds it, or in a function that code alone calls (undecorated, or `@jax.jit`),
+    every call seeing the same binding. A reshape of a reshape is written as the last one, and
+    a grid with every dim replicated or of size 1 (`reshape(8, 1).replicate(0)`) gives `P()`,
+    which places a value of any rank, as 0.4.x's replicated sharding did. Imports of
+    `PositionalSharding` left unused, or never used, are dropped. Applied for targets that
+    deprecate it (0.6.0 and later).
+
+    A sharding passed to a parameter of a function of this module (a plain `def`, bound once,
+    that the module only calls, each call giving that parameter a whole grid of one rank, as
+    in `distributed_mul(a, b, sharding)`) is rewritten with the function: the calls pass the
+    `NamedSharding`, the function passes it on as it is and writes `sharding.replicate(1)` as
+    `NamedSharding(sharding.mesh, P("x", None))`. That fix is unsafe, as are the rewrites that
+    go with it: the function then wants a `NamedSharding`, also from callers in other modules.
 
     Reported, with the `NamedSharding` to write where it is known: a positional sharding passed
     to any other function or used as a value (`.shape`, `isinstance`), a grid of unknown rank,
-    a `reshape` after `replicate` or `transpose`, arguments that are not literals. A name is
-    followed only where `name = PositionalSharding(...)` is its one binding: a name bound
-    again in its scope (`s = s.reshape(...)`, a binding in each branch of an `if`), declared
-    `global` or `nonlocal`, deleted with `del` or set in a class body is reported at that
-    assignment, which is left as it is.
+    a `reshape` after `replicate` or `transpose`, arguments that are not literals. Passed to a
+    function of the module that calls `.replicate` (or `.reshape`, `.T`) on it, it says to pass
+    the `NamedSharding` and to make the others there from its `.mesh`. A name whose reads do
+    not each see one known binding (rebound in an `if` or a loop and read after it, rebound
+    and read from a function that may run at any time), declared `global` or `nonlocal`,
+    deleted with `del` or set in a class body is reported at that assignment, which is left as
+    it is; where its uses reshape or replicate it, the suggestion is the `Mesh` to assign it.
 
     The fix is safe: the `NamedSharding` places every shard on the same devices, and its mesh
     lists the devices in the order the positional sharding did, so shardings of one
@@ -146,10 +163,55 @@ class PositionalSharding(Rule):
         Example(
             snippet("""
                 import jax
+                from jax.experimental import mesh_utils
+                from jax.sharding import PositionalSharding
+
+                sharding = PositionalSharding(mesh_utils.create_device_mesh((8,)))
+                sharding = sharding.reshape(4, 2)
+                x = jax.numpy.zeros((8, 8))
+                w = jax.device_put(x, sharding.replicate(0).T)
+            """),
+            snippet("""
+                import jax
+                from jax.experimental import mesh_utils
+
+                x = jax.numpy.zeros((8, 8))
+                w = jax.device_put(x, jax.sharding.NamedSharding(jax.sharding.Mesh(mesh_utils.create_device_mesh((8,)).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec("y", None)))
+            """),  # noqa: E501 - the fixer's output, verbatim
+            title="a name rebound cell after cell is followed",
+        ),
+        Example(
+            snippet("""
+                import jax
+                from jax.sharding import PositionalSharding
+
+                def distributed_mul(a, b, sharding):
+                    return jax.device_put(a, sharding.replicate(1)) @ jax.device_put(b, sharding.replicate(0))
+
+                x = jax.numpy.ones((8, 8))
+                y = distributed_mul(x, x, PositionalSharding(jax.devices()).reshape(4, 2))
+            """),
+            snippet("""
+                import jax
+                import numpy as np
+
+                def distributed_mul(a, b, sharding):
+                    return jax.device_put(a, jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec("x", None))) @ jax.device_put(b, jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec(None, "y")))
+
+                x = jax.numpy.ones((8, 8))
+                y = distributed_mul(x, x, jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec("x", "y")))
+            """),  # noqa: E501 - the fixer's output, verbatim
+            unsafe=True,
+            title="a function of the module that replicates the sharding it is given",
+        ),
+        Example(
+            snippet("""
+                import jax
 
                 def shard(x):
                     s = jax.sharding.PositionalSharding(jax.devices())
-                    s = s.reshape(4, 2).replicate(1)
+                    if x.ndim == 2:
+                        s = s.reshape(4, 2).replicate(1)
                     return jax.device_put(x, s)
             """),
             snippet("""
@@ -157,11 +219,12 @@ class PositionalSharding(Rule):
 
                 def shard(x):
                     s = jax.sharding.PositionalSharding(jax.devices())
-                    s = s.reshape(4, 2).replicate(1)
+                    if x.ndim == 2:
+                        s = s.reshape(4, 2).replicate(1)
                     return jax.device_put(x, s)
             """),
             flagged=True,
-            title="a name bound more than once is reported where it is assigned a `PositionalSharding`",
+            title="a name rebound in a branch is reported where it is assigned a `PositionalSharding`",
         ),
     )
 
@@ -180,7 +243,9 @@ class _Plan:
         self.parse = self.parser.parse
         self._status: Dict[int, str] = {}  # id(occurrence) -> "rewrite" | "delete" | "keep"
         self._loads_of: Dict[int, List[ast.Name]] = {}  # id(statement) -> ``_loads``'s answer
-        self.occurrences = [e for e in ctx.nodes(ast.Call) + ctx.nodes(ast.Name) + ctx.nodes(ast.Attribute)
+        self._blockers: Dict[Tuple[int, str], Optional[ast.expr]] = {}  # see ``_parameter_blocker``
+        self._functions: Dict[int, Function] = {}  # id(def) -> def, of the parameters ``_parameter_key`` names
+        self.occurrences: List[ast.expr] = [e for e in ctx.nodes(ast.Call) + ctx.nodes(ast.Name) + ctx.nodes(ast.Attribute)
                             if self._is_maximal(e) and self.parse(e) is not None]
         self.occurrences.sort(key=lambda e: ctx.span(e))
 
@@ -208,6 +273,9 @@ class _Plan:
         parent = ctx.parent(node)
         while isinstance(parent, (ast.Tuple, ast.List)) or (isinstance(parent, ast.Dict) and node in parent.values):
             node, parent = parent, ctx.parent(parent)
+        if node is expr and id(expr) in self.parser.passed_to:
+            return None  # to a parameter of this module's function, which is rewritten with it
+        arg = node
         if isinstance(parent, ast.keyword):
             node, parent = parent, ctx.parent(parent)
         if isinstance(parent, ast.Call) and node is not parent.func:
@@ -217,17 +285,64 @@ class _Plan:
             if callee in SINKS:
                 return None
             name = callee or ctx.text(parent.func)
+            param = self.parser.parameter_of(parent, arg) if isinstance(arg, ast.expr) else None
+            used = self._used_as_positional(*param) if param is not None else None
+            if param is not None and used is not None:
+                return (f"passed to `{name}`, which calls `{used}` on its parameter `{param[1]}` (a `NamedSharding` "
+                        f"has none): pass this `NamedSharding`, and there write each sharding made from `{param[1]}` "
+                        f"as `NamedSharding({param[1]}.mesh, P(...))`")
             return f"passed to `{name}`, which may rely on a `PositionalSharding` (check that a `NamedSharding` fits)"
         if isinstance(parent, ast.Attribute):
             return f"its `.{parent.attr}` is read: a `NamedSharding` has other attributes"
         return "used as a value where a `NamedSharding` may not fit"
+
+    def _used_as_positional(self, fn: ast.AST, param: str) -> Optional[str]:
+        """The first ``param.replicate``-like method ``fn`` calls on its parameter, if any."""
+        for node in ast.walk(fn):
+            if (isinstance(node, ast.Attribute) and node.attr in (*OPS, "T") and isinstance(node.value, ast.Name)
+                    and node.value.id == param and reaching_binding(self.ctx, param, node.value) is fn):
+                return f".{node.attr}" + ("" if node.attr == "T" else "(...)")
+        return None
+
+    # a function's parameter, rewritten with the arguments its calls pass ---------------------
+    def _parameter_keys(self, expr: ast.expr) -> List[Tuple[int, str]]:
+        """The (function, parameter) pairs whose rewrite ``expr`` takes part in: the one it is made
+        from, the one it is passed to (a parameter passed on to another function: both)."""
+        keys = []
+        layout = self.parse(expr)
+        if isinstance(layout, Layout) and layout.function is not None:
+            self._functions[id(layout.function)] = layout.function
+            keys.append((id(layout.function), layout.devices.id))  # type: ignore[attr-defined]  # a parameter's layout has its name
+        passed = self.parser.passed_to.get(id(expr))
+        if passed is not None:
+            self._functions[id(passed[0])] = passed[0]
+            keys.append((id(passed[0]), passed[1]))
+        return keys
+
+    def _parameter_blocker(self, key: Tuple[int, str]) -> Optional[ast.expr]:
+        """An argument of the calls, or a use of the parameter, that cannot be rewritten (then
+        none is), else None. Assignments of the function that read the parameter follow their
+        reads, as any assignment does. An occurrence that goes with two parameters (passed on
+        from one to the other) is rewritten with both or neither."""
+        if key not in self._blockers:
+            self._blockers[key] = None
+            members = [e for e in self.occurrences if key in self._parameter_keys(e) and self._definition(e) is None]
+            blocker: Optional[ast.expr] = next((e for e in members if self._decide(e) == "keep"), None)
+            for other in {k for e in members for k in self._parameter_keys(e)} - {key}:
+                blocker = blocker or self._parameter_blocker(other)
+            self._blockers[key] = blocker
+        return self._blockers[key]
+
+    def _unchanged(self, expr: ast.expr, layout: Layout) -> bool:
+        """A parameter passed on as it is: its callers pass it a ``NamedSharding`` of the whole grid."""
+        return layout.function is not None and expr is layout.devices
 
     def _loads(self, stmt: ast.Assign) -> List[ast.Name]:
         found = self._loads_of.get(id(stmt))
         if found is None:
             target: ast.Name = stmt.targets[0]  # type: ignore[assignment]  # the definition of a Name
             found = self._loads_of[id(stmt)] = [n for n in self.ctx.names_bound_by(target.id, binding_scope(self.ctx, target))
-                                                if isinstance(n.ctx, ast.Load) and self.ctx.single_assignment(n) is stmt]
+                                                if isinstance(n.ctx, ast.Load) and self.parser.assignment(n) is stmt]
         return found
 
     def _occurrence_of(self, load: ast.expr) -> ast.expr:
@@ -252,16 +367,25 @@ class _Plan:
                 there = resolver.bindings_of(name.id, scope)
                 if [id(b.node) for b in here] != [id(b.node) for b in there]:
                     return f"`{name.id}` means something else here"
-                if not (all(b.kind == "import" for b in here) or len(here) == 1 and isinstance(here[0].node, STABLE_BINDERS)):
+                if not (all(b.kind == "import" for b in here) or len(here) == 1 and isinstance(here[0].node, STABLE_BINDERS)
+                        or self._same_binding(name, at)):
                     return f"`{name.id}` is assigned more than once"
         return None
+
+    def _same_binding(self, name: ast.Name, at: ast.AST) -> bool:
+        """Whether a name bound more than once is read at ``at`` from the binding it sees where it stands."""
+        seen = reaching_binding(self.ctx, name.id, name)
+        return isinstance(seen, STABLE_BINDERS) and seen is reaching_binding(self.ctx, name.id, at)
 
     def status(self, expr: ast.expr) -> str:
         """"rewrite" (replaced by its NamedSharding), "delete" (an assignment nothing else reads) or "keep"."""
         key = id(expr)
         if key not in self._status:
             self._status[key] = "keep"
-            self._status[key] = self._decide(expr)
+            decided = self._decide(expr)
+            if decided != "keep" and any(self._parameter_blocker(k) is not None for k in self._parameter_keys(expr)):
+                decided = "keep"
+            self._status[key] = decided
         return self._status[key]
 
     def _decide(self, expr: ast.expr) -> str:
@@ -282,59 +406,107 @@ class _Plan:
         return "keep"
 
     # output -----------------------------------------------------------------------------------
-    def sharding_text(self, layout: Layout, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
+    def _reshaped_or_replicated(self, stmt: ast.Assign) -> bool:
+        """Whether a read of the name ``stmt`` assigns calls ``.reshape``, ``.replicate``, ``.transpose`` or ``.T``."""
+        target: ast.Name = stmt.targets[0]  # type: ignore[assignment]  # a definition assigns a Name
+        return any(isinstance(n.ctx, ast.Load) and isinstance(self.ctx.parent(n), ast.Attribute)
+                   and self.ctx.parent(n).attr in (*OPS, "T")  # type: ignore[union-attr]  # an Attribute
+                   for n in self.ctx.names_bound_by(target.id, binding_scope(self.ctx, target)))
+
+    def mesh_text(self, layout: Layout, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
+        """The ``Mesh`` of the device grid, with one axis name per dim."""
         ctx, at = self.ctx, anchor_name(at)
-        named, imports = importer(ctx).reference(NAMED_SHARDING, at=at)
-        mesh, more = importer(ctx).reference(MESH, at=at)
-        spec, most = importer(ctx).reference(PARTITION_SPEC, at=at)
-        imports += more + most
+        mesh, imports = importer(ctx).reference(MESH, at=at)
         devices = ctx.text(layout.devices)
         if not layout.ndarray:
             np_name, np_import = importer(ctx).module_reference("numpy", "np", at)
             devices, imports = f"{np_name}.array({devices})", imports + np_import
-        for args in layout.reshapes:
+        for args in layout.reshapes[-1:]:  # a reshape of a reshape is the last one (numpy keeps the order)
             devices += f".reshape({', '.join(ctx.text(a) for a in args)})"
         names = axis_names(layout.rank)
         quoted = ", ".join(f'"{n}"' for n in names) + ("," if len(names) == 1 else "")
-        entries = [None if d is None else f'"{names[d]}"' for d in layout.dims]
-        spec_args = ", ".join(e or "None" for e in entries) if any(entries) else ""
-        return f"{named}({mesh}({devices}, ({quoted})), {spec}({spec_args}))", imports
+        return f"{mesh}({devices}, ({quoted}))", imports
 
-    def _group_fix(self, root: ast.expr) -> Fix:
-        """The edits of ``root`` and of every occurrence that reads the assignments it deletes."""
+    def sharding_text(self, layout: Layout, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
+        ctx, at = self.ctx, anchor_name(at)
+        named, imports = importer(ctx).reference(NAMED_SHARDING, at=at)
+        spec, more = importer(ctx).reference(PARTITION_SPEC, at=at)
+        imports += more
+        names = axis_names(layout.rank)
+        entries = [None if d is None else f'"{names[d]}"' for d in layout.dims]
+        sizes = int_literals(ast.Tuple(elts=layout.reshapes[-1], ctx=ast.Load())) if layout.reshapes else None
+        if sizes is not None and len(layout.reshapes[-1]) == 1 and isinstance(layout.reshapes[-1][0], (ast.Tuple, ast.List)):
+            sizes = int_literals(layout.reshapes[-1][0])
+        if sizes is not None and all(d is None or sizes[d] == 1 for d in layout.dims):
+            entries = []  # every dim on one device: replicated, as 0.4.x took it (whatever the value's rank)
+        spec_args = ", ".join(e or "None" for e in entries) if any(entries) else ""
+        if layout.function is not None:
+            return f"{named}({ctx.text(layout.devices)}.mesh, {spec}({spec_args}))", imports
+        mesh, most = self.mesh_text(layout, at)
+        return f"{named}({mesh}, {spec}({spec_args}))", imports + most
+
+    def _groups(self) -> Dict[int, Tuple[Fix, str]]:
+        """The fix of each rewritten occurrence: one for all the occurrences that must change
+        together (those that read an assignment it deletes, those passed to a function's parameter
+        and those made from that parameter in the function)."""
+        leader: Dict[object, object] = {}
+
+        def find(key: object) -> object:
+            while leader.setdefault(key, key) != key:
+                key = leader[key]
+            return key
+
+        members = [e for e in self.occurrences if self.status(e) != "keep"]
+        for expr in members:
+            layout = self.parse(expr)
+            assert isinstance(layout, Layout)
+            for stmt in layout.assignments:
+                if self.status(stmt.value) == "delete":
+                    leader[find(id(expr))] = find(id(stmt.value))
+            for parameter in self._parameter_keys(expr):
+                leader[find(id(expr))] = find(parameter)
+        grouped: Dict[object, List[ast.expr]] = {}
+        for expr in members:
+            grouped.setdefault(find(id(expr)), []).append(expr)
+        fixes: Dict[int, Tuple[Fix, str]] = {}
+        for group in grouped.values():
+            fixed = self._group_fix(group)
+            fixes.update((id(expr), fixed) for expr in group)
+        return fixes
+
+    def _group_fix(self, group: List[ast.expr]) -> Tuple[Fix, str]:
+        """The group's fix, and what the message says of it."""
         edits: List[Edit] = []
         imports: Tuple[ImportRef, ...] = ()
         drops: Tuple[ImportRef, ...] = ()
-        todo = [root]
-        while todo:
-            expr = todo.pop()
+        safety: FixSafety = "safe"
+        functions: Dict[Tuple[str, str], None] = {}
+        for expr in group:
             layout = self.parse(expr)
             assert isinstance(layout, Layout)
             drops += importer(self.ctx).root_import(layout.base) if layout.base is not None else ()
             if self.status(expr) == "delete":
-                stmt = self._definition(expr)
-                edits.append(delete_statement(self.ctx, stmt))  # type: ignore[arg-type]  # a "delete" status has a definition
-                todo.extend(self._occurrence_of(n) for n in self._loads(stmt))  # type: ignore[arg-type]  # a "delete" status has a definition
-            else:
+                edits.append(delete_statement(self.ctx, self._definition(expr)))  # type: ignore[arg-type]  # a "delete" status has a definition
+            elif not self._unchanged(expr, layout):
                 text, more = self.sharding_text(layout, expr)
                 edits.append(self.ctx.replace(expr, text))
                 imports += more
-        return Fix("safe", edits=tuple(sorted(set(edits), key=lambda e: e.start)), add_imports=tuple(dict.fromkeys(imports)),
-                   drop_unused_imports=tuple(dict.fromkeys(drops)))
-
-    def _group_root(self, expr: ast.expr) -> ast.expr:
-        """The outermost deleted assignment's value this occurrence's rewrite belongs to."""
-        layout = self.parse(expr)
-        root = expr
-        for stmt in getattr(layout, "assignments", []):
-            if self.status(stmt.value) == "delete":
-                root = stmt.value
-        return root
+                if layout.function is not None:  # the function takes a NamedSharding now, from callers elsewhere too
+                    safety = "unsafe"
+                    functions[(layout.function.name, self.ctx.text(layout.devices))] = None
+        fix = Fix(safety, edits=tuple(sorted(set(edits), key=lambda e: e.start)),
+                  add_imports=tuple(dict.fromkeys(imports)), drop_unused_imports=tuple(dict.fromkeys(drops)))
+        if not functions:
+            return fix, ""
+        names = " and ".join(f"`{name}` (as `{param}`)" for name, param in functions)
+        verbs = ("take", "make") if len(functions) > 1 else ("takes", "makes")
+        return fix, (f"; {names} then {verbs[0]} a `NamedSharding` and {verbs[1]} the others from its mesh, from "
+                     "callers in other modules too")
 
     def findings(self) -> Iterator[Finding]:
         rule, ctx = self.rule, self.ctx
         reported = set()
-        fixes: Dict[int, Fix] = {}
+        fixes = self._groups()
         class_uses = self._class_uses()
         checked = class_uses[0] if class_uses else None  # `isinstance(s, PositionalSharding)`: no rewrite is safe
         for expr in self.occurrences:
@@ -346,22 +518,28 @@ class _Plan:
                     yield rule.finding(ctx, layout.node, f"{MESSAGE}; {layout.why}", suggestion=GENERIC)
                 continue
             assert layout is not None
-            if status == "delete":
-                continue  # its uses carry the fix
+            if status == "delete" or status == "rewrite" and self._unchanged(expr, layout):
+                continue  # its uses carry the fix; a parameter passed on needs none
             if status == "rewrite" and checked is not None:
                 suggestion = self.sharding_text(layout, expr)[0] if layout.rank else GENERIC
                 yield rule.finding(ctx, expr, f"{MESSAGE}; the class itself is used on line {checked.lineno} (a type "
                                    "check sees what this makes): rewrite both by hand", suggestion=suggestion)
                 continue
             if status == "rewrite":
-                root = self._group_root(expr)
-                if id(root) not in fixes:
-                    fixes[id(root)] = self._group_fix(root)
-                yield rule.finding(ctx, expr, MESSAGE, fixes[id(root)], replacement="jax.sharding.NamedSharding")
+                fix, note = fixes[id(expr)]
+                yield rule.finding(ctx, expr, MESSAGE + note, fix, replacement="jax.sharding.NamedSharding")
                 continue
             stmt = self._definition(expr)
             rebound = self.parser.rebound(stmt) if stmt is not None else None
             if rebound is not None:
+                assert stmt is not None
+                target = ctx.text(stmt.targets[0])
+                if layout.rank and layout.dims == list(range(layout.rank)) and self._reshaped_or_replicated(stmt):
+                    yield rule.finding(ctx, expr, f"{MESSAGE}; {rebound}: its uses are not followed, and some reshape or "
+                                       f"replicate it (a `NamedSharding` cannot): assign `{target}` the mesh and write each "
+                                       f"use as `NamedSharding({target}, P(...))` by hand",
+                                       suggestion=self.mesh_text(layout, expr)[0])
+                    continue
                 suggestion = self.sharding_text(layout, expr)[0] if layout.rank else GENERIC
                 yield rule.finding(ctx, expr, f"{MESSAGE}; {rebound}: its uses are not followed, rewrite them "
                                    "with this assignment by hand", suggestion=suggestion)
@@ -373,9 +551,43 @@ class _Plan:
                                    "or write the `NamedSharding` by hand", suggestion=GENERIC)
                 continue
             why = self._unstable(layout, expr) if self._sink(expr) is None else self._sink(expr)
+            blocked = [k for k in self._parameter_keys(expr) if self._parameter_blocker(k) is not None]
+            if why is None and blocked:
+                why = self._parameter_why(expr, blocked[0])
             yield rule.finding(ctx, expr, f"{MESSAGE}; {why}", suggestion=self.sharding_text(layout, expr)[0])
         for ref in class_uses:
             yield rule.finding(ctx, ref, f"{MESSAGE}; the class itself is used here", suggestion="jax.sharding.NamedSharding")
+        yield from self._unused_imports()
+
+    def _unused_imports(self) -> Iterator[Finding]:
+        """``from jax.sharding import PositionalSharding`` where the module never names it: dropped
+        (it fails from JAX 0.7.0 on). Not where the module may export it (``__all__``, ``__init__.py``)."""
+        ctx = self.ctx
+        if ctx.path.endswith("__init__.py") or "__all__" in ctx.resolver.module_scope.bindings:
+            return
+        for stmt in ctx.resolver.imports:
+            if not isinstance(stmt, ast.ImportFrom) or stmt.level or not stmt.module:
+                continue
+            for alias in stmt.names:
+                if f"{stmt.module}.{alias.name}" in LEGACY and not ctx.names(alias.asname or alias.name):
+                    edit = importer(ctx).drop(stmt, [alias])
+                    if edit is not None:
+                        yield self.rule.finding(ctx, alias, "`PositionalSharding` is deprecated since JAX 0.6.0 and removed "
+                                                "in 0.7.0, where importing it fails; nothing here uses it: the import goes",
+                                                Fix("safe", edits=(edit,)))
+
+    def _parameter_why(self, expr: ast.expr, key: Tuple[int, str]) -> str:
+        """Why an occurrence that could be rewritten is not: it goes with a function's parameter that cannot."""
+        blocker = self._parameter_blocker(key)
+        assert blocker is not None
+        layout = self.parse(blocker)
+        assert isinstance(layout, Layout)
+        why = self._unstable(layout, blocker) if self._sink(blocker) is None else self._sink(blocker)
+        function = self._functions[key[0]].name
+        own = self.parse(expr)
+        made = isinstance(own, Layout) and own.function is not None
+        return (f"{'made from' if made else 'passed to'} the parameter `{key[1]}` of `{function}`, which is rewritten only "
+                f"with its other uses and what every call passes, and line {blocker.lineno} cannot be: {why}")
 
     def _class_uses(self) -> List[ast.expr]:
         """References to the class that do not call it (``isinstance(s, PositionalSharding)``)."""

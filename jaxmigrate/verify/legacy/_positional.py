@@ -7,14 +7,16 @@ and the chunk at a position lives on every device of that position's set. ``resh
 ``transpose``/``.T`` act on the grid of sets like numpy; ``replicate(axis=None, keepdims=True)``
 merges the sets along ``axis`` (all axes when None) by union, keeping a size-1 dim unless
 ``keepdims=False``. Every set has the same size s; XLA saw the grid with a trailing replicated
-tile dim of size s.
+tile dim of size s, or, where every dim has size 1, a replicated sharding, which fits a value of
+any rank (``replicate()`` of a 2-D grid placed a vector).
 
 The installed JAX has no such class, and JAX needs every sharding of one computation to list
 the same devices in the same order (0.4.x's ``_device_assignment`` was the original device order,
 whatever the grid became), so the emulation keeps the device grid in its original order as a
 mesh, with one axis per grid dim, and a sharding as the mesh axis each of its dims is split along
-(None for a dim merged by ``replicate``): ``replicate`` sets a dim to None (or drops it with
-``keepdims=False``), ``transpose`` permutes the dims, and ``reshape`` reshapes the mesh, which
+(None for a dim merged by ``replicate``; ``P()`` where every dim has size 1): ``replicate`` sets
+a dim to None (or drops it with ``keepdims=False``), ``transpose`` permutes the dims, and
+``reshape`` reshapes the mesh, which
 covers the documented uses (reshape first, then replicate or transpose). A reshape after a
 replicate or transpose, which 0.4.x allowed, raises NotImplementedError here. Where JAX takes a
 sharding, it becomes ``NamedSharding(mesh, P(*dims))``: ``install()`` patches ``jax.device_put``,
@@ -106,6 +108,8 @@ class PositionalSharding:
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
         names = tuple(f"p{i}" for i in range(self._grid.ndim))
+        if self.shape == (1,) * self.ndim:  # 0.4.x gave XLA a replicated sharding: valid for a value of any rank
+            return NamedSharding(Mesh(self._grid, names), PartitionSpec())
         return NamedSharding(Mesh(self._grid, names), PartitionSpec(*(None if d is None else names[d] for d in self._dims)))
 
     def __getattr__(self, name):  # devices_indices_map, shard_shape, addressable_devices, ...
