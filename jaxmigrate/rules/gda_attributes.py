@@ -27,6 +27,7 @@ from jaxmigrate.patterns.gda import (
 )
 from jaxmigrate.patterns.gda_checks import GdaBranch, gda_branch, gda_member_references, gda_module_imports
 from jaxmigrate.patterns.gda_makers import GDA_MAKERS
+from jaxmigrate.patterns.pjit_outputs import GDA_OUTPUT_OPTION, pjit_output, returns_gdas
 from jaxmigrate.rules.base import Example, Rule, short, snippet
 
 ARRAY = "jax.Array"
@@ -70,9 +71,16 @@ class GdaAttributes(Rule):
       `if not isinstance(...): raise`, or a name bound to what a helper returns: a function of
       the module, or of another module of the tree given to `check`/`fix` that this one imports
       (`from model import make_params`), whose return annotation is `GlobalDeviceArray` or whose
-      every `return` builds one. An annotation or isinstance check that is the evidence
-      is rewritten in the same fix as the attributes it vouches for, so no rename is left
-      behind once it says `jax.Array`.
+      every `return` builds one. What a pjitted function returns is a GDA too where GDA outputs
+      were on: the module turns `jax_parallel_functions_output_gda` on
+      (`jax.config.update(...)`, as the GDA docs told), or the call runs inside
+      `with parallel_functions_output_gda(True):` or a function or class decorated with it (or
+      `jtu.with_config(jax_parallel_functions_output_gda=True)`): `out = f(x)`,
+      `out, aux = f(x)` or `pjit(g, ...)(x).local_data(0)`, `f` bound once to `pjit(...)` or
+      decorated `@partial(pjit, ...)`. Elsewhere a pjit output was a GDA only if the option was
+      on where the program ran, so its GDA attributes are reported with what to write. An
+      annotation or isinstance check that is the evidence is rewritten in the same fix as the
+      attributes it vouches for, so no rename is left behind once it says `jax.Array`.
     - `local_shards` and `local_data(...)` on any other receiver are reported (only a GDA had
       them); `.mesh` and `.mesh_axes` elsewhere are left alone, since configs, meshes and
       checkpoint arguments have them too, unless the receiver is named like a GDA (`gda`,
@@ -121,7 +129,9 @@ class GdaAttributes(Rule):
     summary = "GlobalDeviceArray attributes and type references → jax.Array (`local_shards`, `mesh_axes`, ...)"
     fix_safety = "safe"
     # b"gda": a receiver named like a GDA is reported even once nothing else of the module is left
-    triggers = (b"GlobalDeviceArray", b"global_device_array", b"local_shards", b"local_data", b"MeshAxes", b"gda")
+    # (and `jax_parallel_functions_output_gda`); b"mesh_axes", b"FROM_GDA": a pjit output's attributes
+    triggers = (b"GlobalDeviceArray", b"global_device_array", b"local_shards", b"local_data", b"MeshAxes", b"gda",
+                b"mesh_axes", b"FROM_GDA")
     deprecated_in = "0.4.1"
     removed_in = "0.4.7"
     replacement_since = "0.4.1"
@@ -144,6 +154,31 @@ class GdaAttributes(Rule):
                     return arr.sharding.mesh.shape, arr.sharding.spec, arr.addressable_data(0), shards
             """),
             title="a parameter annotated as a GDA",
+        ),
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental.pjit import pjit
+
+                jax.config.update("jax_parallel_functions_output_gda", True)
+                double = pjit(lambda a: a * 2, in_axis_resources=None, out_axis_resources=None)
+
+                def layout(x):
+                    out = double(x)
+                    return out.mesh_axes, out.local_data(0)
+            """),
+            snippet("""
+                import jax
+                from jax.experimental.pjit import pjit
+
+                jax.config.update("jax_parallel_functions_output_gda", True)
+                double = pjit(lambda a: a * 2, in_axis_resources=None, out_axis_resources=None)
+
+                def layout(x):
+                    out = double(x)
+                    return out.sharding.spec, out.addressable_data(0)
+            """),
+            title="what a pjitted function returned with GDA outputs on",
         ),
         Example(
             snippet("""
@@ -266,8 +301,10 @@ class _Checker:
         self.rewrites: Dict[int, _Rewrite] = {}  # id(reference node) → its rewrite
         self.fixed: Dict[int, bool] = {}  # id(member reference) → a safe fix (here or JM501) removes it
         self.findings: List[Finding] = []
-        self.values = InstanceFacts(ctx, GDA, GDA_VALUES, partial(names_gda, ctx))  # no cycle through self:
-        # the runner pauses the cyclic collector, and a cycle would keep every file's tree alive
+        # what a pjitted function returns where GDA outputs were on is a GDA (patterns/pjit_outputs.py)
+        self.values = InstanceFacts(ctx, GDA, GDA_VALUES, partial(names_gda, ctx), partial(returns_gdas, ctx))
+        # (no cycle through self: the runner pauses the cyclic collector, and a cycle would keep
+        # every file's tree alive)
 
     def run(self) -> Iterator[Finding]:
         for node, member in gda_member_references(self.ctx):
@@ -423,6 +460,8 @@ class _Checker:
             if ctx.source[start:end] == attr:
                 edit = Edit(start, end, ATTRIBUTE_RENAMES[attr])
                 message = f"`{shown}`: GlobalDeviceArray was removed in JAX 0.4.7; a jax.Array has `.{ATTRIBUTE_RENAMES[attr]}`"
+                if evidence is None and pjit_output(ctx, receiver) is not None:
+                    message += f" (a pjitted function returned it, a GDA with `{GDA_OUTPUT_OPTION}` on)"
                 rw = self.rewrites.get(id(evidence)) if evidence is not None else None
                 if rw is not None:
                     rw.dependents.append((node, message, edit))
@@ -434,6 +473,12 @@ class _Checker:
                          PRIVATE_REPORTED[attr].format(x=ctx.text(receiver)))
             return
         if attr not in ATTRIBUTE_RENAMES or (attr == "local_data" and not called):
+            return
+        if not known and pjit_output(ctx, receiver) is not None:
+            self._report(node, f"`{shown}`: a pjitted function returned `{short(ctx.text(receiver))}`: a "
+                         f"GlobalDeviceArray (removed in JAX 0.4.7) where `{GDA_OUTPUT_OPTION}` was on (no other "
+                         f"array had `.{attr}`), a jax.Array now, which has `.{ATTRIBUTE_RENAMES[attr]}`",
+                         f"{ctx.text(receiver)}.{ATTRIBUTE_RENAMES[attr]}")
             return
         if attr in GDA_ONLY and not (defines_attribute(self.ctx, attr) and not gda_named):
             self._report(node, f"`.{attr}` only existed on GlobalDeviceArray (removed in JAX 0.4.7); on a jax.Array "
