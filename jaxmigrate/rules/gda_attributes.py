@@ -12,8 +12,11 @@ from jaxmigrate.analysis.folding import keep_orelse
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import delete_statement
 from jaxmigrate.analysis.values import InstanceFacts, defines_attribute, rejects_when_true, type_comparison, type_position
+from jaxmigrate.catalog.api_history import exists
+from jaxmigrate.catalog.array_classes import DISTINGUISH, DISTINGUISH_NEEDS, GAINS, TRACERS
 from jaxmigrate.catalog.gda import ADVICE, ATTRIBUTE_RENAMES, GDA_ONLY, MEMBER_MOVES, PRIVATE_REPORTED
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef, StatementEdit
+from jaxmigrate.patterns.array_tests import array_test, describe
 from jaxmigrate.patterns.gda import (
     GDA,
     GDA_MODULE,
@@ -32,6 +35,7 @@ from jaxmigrate.rules.base import Example, Rule, short, snippet
 
 ARRAY = "jax.Array"
 SHARD = "jax.Shard"
+TRACER = TRACERS[0]  # jax.core.Tracer
 MESH_ATTRIBUTES = ("mesh", "mesh_axes", "_global_mesh", "_mesh_axes")  # renamed to a NamedSharding's
 SHARD_SINCE = "0.4.5"  # first JAX with `jax.Shard` (jax.Array itself is there since 0.4.1)
 
@@ -89,12 +93,14 @@ class GdaAttributes(Rule):
       annotations such as `Callable[[], GlobalDeviceArray]`, `gda_lib.GlobalDeviceArray`) →
       `jax.Array`; `MeshAxes` (an alias of PartitionSpec) → `jax.sharding.PartitionSpec`; `Shard`
       → `jax.Shard` (a `Shard(...)` call is reported: the constructors differ). A use that is
-      neither a type check nor an annotation (a registry key, an alias) is an unsafe fix:
-      arrays are instances of `jax.Array` but their type is not `jax.Array` itself, so
-      `type(x) is GlobalDeviceArray` is reported with `isinstance`.
+      neither a type check nor an annotation (a registry key, an alias) is an unsafe fix whose
+      message says what changes: arrays are instances of `jax.Array` but their type is not
+      `jax.Array` itself (a lookup by `type(x)` misses every array, one by isinstance takes
+      tracers too), so `type(x) is GlobalDeviceArray` is reported with `isinstance`.
     - an `isinstance`/`issubclass` check is an unsafe fix (with the attributes it vouches for):
       every array is a jax.Array now, so `isinstance(x, jax.Array)` is also true for the arrays
-      that were not GDAs, and the branch it guards now runs for them too. It stays safe where
+      that were not GDAs and for tracers, and the branch it guards now runs for them too (the
+      message says where they went before: the `else`, the code after it). It stays safe where
       the answer cannot change for a program that got past it: a check that only guards a
       failure (`assert isinstance(x, GlobalDeviceArray)`, `self.assertIsInstance(...)`,
       `if not isinstance(...): raise ...`: it stops failing for other arrays, nothing else), or
@@ -102,14 +108,21 @@ class GdaAttributes(Rule):
       classes, `(np.ndarray, GlobalDeviceArray)`, turned tracers away: a tracer is a jax.Array
       now, so it is unsafe). A check that turned GDAs away
       (`if isinstance(x, GlobalDeviceArray): raise ...`, also `and` another condition) is
-      reported: with `jax.Array` it would raise for every array.
+      reported: with `jax.Array` it would raise for every array. A check that told GDAs from
+      other arrays or tracers, a chain (`if`/`elif`, or consecutive `if ...: return` statements)
+      with another test of the same value for arrays or tracers (`isinstance(x, Tracer)`,
+      `jnp.DeviceArray`, `ArrayImpl`), is reported with the test to write,
+      `isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and not x.is_fully_addressable`
+      (the migration guide's GDA, an array that spans processes), and the `.mesh`/`.mesh_axes`
+      it vouches for are reported with it.
     - a branch `if isinstance(x, GlobalDeviceArray):` followed by one that takes jax.Arrays
       (`elif isinstance(x, jax.Array)`, or `if hasattr(x, "sharding")` after a branch that
       returns) only ran for GDAs: rewritten it would take every array and shadow that branch, so
       the unsafe fix deletes it, as upstream migrations did (an `elif` one is reported). A GDA
       branch with no such sibling that reads `.mesh`/`.mesh_axes` narrows its test to
-      `isinstance(x, jax.Array) and isinstance(x.sharding, NamedSharding)`: those renames hold
-      for a NamedSharding only.
+      `isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and
+      isinstance(x.sharding, NamedSharding)`: those renames hold for a NamedSharding only, and
+      `.sharding` raises on a tracer.
     - the module's helpers (`get_shard_indices`, `get_shard_shape`, `_get_sharding_spec`, ...) and
       string annotations are reported with what to write.
     - an import of `jax.experimental.global_device_array` that nothing uses is removed; one that
@@ -227,6 +240,34 @@ class GdaAttributes(Rule):
         ),
         Example(
             snippet("""
+                import numpy as np
+                from jax.core import Tracer
+                from jax.experimental.global_device_array import GlobalDeviceArray
+
+                def host_value(x):
+                    if isinstance(x, Tracer):
+                        return None
+                    if isinstance(x, GlobalDeviceArray):
+                        return np.asarray(x.addressable_data(0))
+                    return np.asarray(x)
+            """),
+            snippet("""
+                import numpy as np
+                from jax.core import Tracer
+                from jax.experimental.global_device_array import GlobalDeviceArray
+
+                def host_value(x):
+                    if isinstance(x, Tracer):
+                        return None
+                    if isinstance(x, GlobalDeviceArray):
+                        return np.asarray(x.addressable_data(0))
+                    return np.asarray(x)
+            """),
+            flagged=True,
+            title="a check that told GDAs from tracers or other arrays is reported with the test to write",
+        ),
+        Example(
+            snippet("""
                 import jax
                 from jax.experimental.global_device_array import GlobalDeviceArray
 
@@ -300,6 +341,7 @@ class _Checker:
         self.ctx = ctx
         self.rewrites: Dict[int, _Rewrite] = {}  # id(reference node) → its rewrite
         self.fixed: Dict[int, bool] = {}  # id(member reference) → a safe fix (here or JM501) removes it
+        self.told_apart: set = set()  # id(class reference) of the checks reported for telling GDAs apart
         self.findings: List[Finding] = []
         # what a pjitted function returns where GDA outputs were on is a GDA (patterns/pjit_outputs.py)
         self.values = InstanceFacts(ctx, GDA, GDA_VALUES, partial(names_gda, ctx), partial(returns_gdas, ctx))
@@ -344,10 +386,17 @@ class _Checker:
         if branch is not None and meshy and isinstance(branch.subject, ast.Name):
             named, more = importer(ctx).reference(NAMED_SHARDING, at=branch.call)
             subject = branch.subject.id
-            edits = [ctx.replace(branch.call, f"isinstance({subject}, {rw.text}) and isinstance({subject}.sharding, {named})")]
+            # a tracer is a jax.Array now, and `.sharding` raises on one under jit: turned away first
+            not_tracer = ""
+            if exists(TRACER, ctx.target):
+                tracer, more_imports = importer(ctx).reference(TRACER, at=branch.call, dotted=True)
+                not_tracer, more = f" and not isinstance({subject}, {tracer})", more + more_imports
+            edits = [ctx.replace(branch.call, f"isinstance({subject}, {rw.text}){not_tracer} and "
+                                              f"isinstance({subject}.sharding, {named})")]
             imports += more
             rw.message += ("; the test narrows to arrays with a `NamedSharding`, the ones with the `.sharding.mesh`/"
-                           "`.sharding.spec` this branch reads")
+                           "`.sharding.spec` this branch reads" + (", and no tracer (`.sharding` raises on one)"
+                                                                   if not_tracer else ""))
         edits += [edit for _, _, edit in rw.dependents]
         return Fix(rw.safety, edits=tuple(edits), add_imports=imports, drop_unused_imports=rw.drops)
 
@@ -409,6 +458,14 @@ class _Checker:
                          "no array is a GDA any more", "delete the check, or test for what the code cannot handle")
             return
         branch = gda_branch(ctx, node) if kind == "check" else None
+        test = array_test(ctx, node) if changes else None
+        if test is not None and test.sibling is not None and (branch is None or branch.handled_by is None):
+            self._report(node, "`GlobalDeviceArray` was removed in JAX 0.4.7, and every array is a jax.Array now: "
+                         f"this test told GDAs from what {describe(ctx, test.sibling)} takes, and with `jax.Array` "
+                         f"it would also take {GAINS[GDA]}; test what made an array a GDA (the migration guide: an "
+                         "array that spans processes)", self._distinguishing(test.subject))
+            self.told_apart.add(id(node))
+            return
         if branch is not None and branch.handled_by is not None:
             handled = f"`{short(ctx.text(branch.handled_by))}` at line {branch.handled_by.lineno}"
             message = ("`GlobalDeviceArray` was removed in JAX 0.4.7: this branch only ran for GDAs, and with jax.Array "
@@ -422,13 +479,21 @@ class _Checker:
         message = "`GlobalDeviceArray` was removed in JAX 0.4.7: jax.Array replaced it"
         safety: FixSafety = "safe"
         if kind is None:
-            message += " (this use is not a type check or an annotation: `jax.Array` is an abstract base class)"
+            message += (" (this use is not a type check or an annotation, and no array's type is `jax.Array` itself, "
+                        "an abstract base class: a lookup by `type(x)` misses every array, one by isinstance also "
+                        f"takes {GAINS[GDA]})")
             safety = "unsafe"
         elif changes:
-            message += (", but every array is a jax.Array now: this check is also true for arrays that were not "
-                        "GDAs, so review what it decides")
+            went = f"; they went to {test.other_path} before" if test is not None and test.other_path else ""
+            message += f", but every array is a jax.Array now: this check is also true for {GAINS[GDA]}{went}"
             safety = "unsafe"
         self._rewrite(node, message, array, safety, imports, branch)
+
+    def _distinguishing(self, subject: ast.expr) -> Optional[str]:
+        """The test that tells an array like a GDA apart (``catalog/array_classes.py``), where the target has its names."""
+        if not all(exists(name, self.ctx.target) for name in DISTINGUISH_NEEDS):
+            return None
+        return DISTINGUISH[GDA].format(self.ctx.text(subject))
 
     def _rewrite(self, node: ast.expr, message: str, text: str, safety: FixSafety, imports,
                  branch: Optional[GdaBranch] = None) -> None:
@@ -454,6 +519,11 @@ class _Checker:
             known, gda_named = False, True
         else:
             gda_named = named_like_gda(receiver)
+        if known and attr in MESH_ATTRIBUTES and id(evidence) in self.told_apart:
+            self._report(node, f"`{shown}`: GlobalDeviceArray was removed in JAX 0.4.7; a jax.Array with a "
+                         f"NamedSharding has `.{ATTRIBUTE_RENAMES[attr]}`: rewrite it with the test that vouches "
+                         "for it", f"{ctx.text(receiver)}.{ATTRIBUTE_RENAMES[attr]}")
+            return
         if known and attr in ATTRIBUTE_RENAMES:
             end = ctx.span(node)[1]
             start = end - len(attr)
