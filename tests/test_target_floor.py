@@ -50,6 +50,7 @@ AVAILABLE = {
     # the API-history rules' replacements (JM801-JM803), read from the tags
     "jax.random.permutation": ("0.2.26", None),  # with `independent=`
     "jax.core.ShapedArray": ("0.1.60", None),
+    "jax.core.Tracer": ("0.1.55", None),  # jax/core.py at jax-v0.1.55; re-exported from jax._src.core since
     "jax.nn.standardize": ("0.3.5", None),
     "jax.extend.linear_util.": ("0.4.16", None),
     "jax.extend.backend.get_backend": ("0.4.32", None),

@@ -117,6 +117,14 @@ BY_DESIGN = {
                                    "where arrays go now is reported, not rewritten"),
     "JM502/guard_with_flag": ("divergent", "global_device_array", "a guard that turned GDAs away is reported, not "
                               "rewritten: with jax.Array it would turn away every array"),
+    "JM502/gda_chains": ("divergent", "global_device_array", "GDA tests that told GDAs from other arrays or tracers "
+                         "are reported with the test to write, not rewritten"),
+    "JM502/pjit_outputs_scoped": ("divergent", "parallel_functions_output_gda", "JAX's internal option state that "
+                                  "turned GDA outputs on is reported (JM301), not rewritten: the after side cannot "
+                                  "import it"),
+    "JM801/array_class_chains": ("undecidable", "DeviceArray", "a test that told ShardedDeviceArray or DeviceArray "
+                                 "from other arrays is reported, and the legacy runtime does not give back "
+                                 "jax.interpreters.xla.DeviceArray"),
     "JM702/thread_resources_reported": ("divergent", "jax.experimental", "after.py keeps `jax.experimental.maps` "
                                         "for thread_resources (JM203 reports it)"),
     "JM503/reported_forms": ("divergent", "FROM_GDA", "FROM_GDA in pytrees, variables or without a mesh is reported"),
@@ -134,6 +142,8 @@ EXPLAINED = {
     "JM401/buffer_list_reported": ("JM401", "live_buffers()"),
     "JM502/guard_with_flag": ("JM502", "isinstance(x, GlobalDeviceArray)"),
     "JM502/gda_branch_with_else": ("JM502", "from jax.experimental.global_device_array import"),
+    "JM502/gda_chains": ("JM502", "from jax.experimental.global_device_array import"),
+    "JM502/pjit_outputs_scoped": ("JM301", "from jax._src.config import parallel_functions_output_gda"),
     "JM501/batched_reported": ("JM502", "from jax.experimental.global_device_array import"),
     "JM501/keywords": ("JM502", "from jax.experimental.global_device_array import"),
     "JM502/reported_forms": ("JM502", "import jax.experimental.global_device_array"),

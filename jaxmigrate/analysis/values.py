@@ -284,13 +284,17 @@ def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
 class InstanceFacts:
     """What a file says of one class's instances (``cls``, a qualified name): values that
     ``makers`` (qualified callables) return are instances; ``names_class`` says whether a string
-    annotation names the class."""
+    annotation names the class; ``outputs``, where given, says of a call whose callee is not a
+    qualified name (a function the module made) whether what it returns is an instance, or a
+    tuple of them where its result is unpacked (``a, b = f(x)``)."""
 
-    def __init__(self, ctx: FileContext, cls: str, makers: Tuple[str, ...], names_class: Callable[[str], bool]) -> None:
+    def __init__(self, ctx: FileContext, cls: str, makers: Tuple[str, ...], names_class: Callable[[str], bool],
+                 outputs: Optional[Callable[[ast.Call], bool]] = None) -> None:
         self.ctx = ctx
         self.cls = cls
         self.makers = makers
         self.names_class = names_class
+        self.outputs = outputs
 
     def receiver(self, receiver: ast.expr) -> Tuple[object, Optional[ast.AST]]:
         """Whether ``receiver`` is known to be an instance of the class (True, or "string" when only a
@@ -316,6 +320,10 @@ class InstanceFacts:
     def _binding(self, name: str, stmt: Optional[ast.AST]) -> Tuple[object, Optional[ast.AST]]:
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
             return (True, None) if self._is_made(stmt.value) else self._returned(stmt.value)
+        if isinstance(stmt, ast.Assign) and self.outputs is not None and isinstance(stmt.value, ast.Call):
+            unpacked = any(isinstance(t, (ast.Tuple, ast.List)) and any(isinstance(e, ast.Name) and e.id == name
+                                                                         for e in t.elts) for t in stmt.targets)
+            return (unpacked and self.outputs(stmt.value)), None
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
             if stmt.value is not None and self._is_made(stmt.value):
                 return True, None
@@ -371,8 +379,12 @@ class InstanceFacts:
         return None
 
     def _is_made(self, value: ast.expr) -> bool:
-        return isinstance(value, ast.Call) and (self.ctx.qualname(value.func) in self.makers
-                                                or self.ctx.qualname(value.func) in self.imported_makers())
+        if not isinstance(value, ast.Call):
+            return False
+        callee = self.ctx.qualname(value.func)
+        if callee is not None:
+            return callee in self.makers or callee in self.imported_makers()
+        return self.outputs is not None and self.outputs(value)
 
     def imported_makers(self) -> Tuple[str, ...]:
         """Functions of other modules of the project that return instances (their qualified names as

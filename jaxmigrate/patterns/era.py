@@ -16,13 +16,16 @@ from typing import Optional, Tuple, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.names import canonical
-from jaxmigrate.patterns.gda import FROM_GDA, GDA_MODULE, is_multi_process
+from jaxmigrate.patterns.gda import FROM_GDA, GDA_MODULE, is_multi_process, outputs_are_global
 
 #: the key of the era evidence in ``FileContext.origin``
 GDA_ERA = "gda-era evidence"
 #: the key of the functions and classes that set the jax.Array mode (``@jax_array(True)``, a setUp
 #: that skips in one mode), whose evidence a fix may drop (JM301)
 ARRAY_ON_FUNCTIONS = "functions that set the jax.Array mode"
+#: the key that says the text as given turned `jax_parallel_functions_output_gda` on module-wide
+#: (JM301 deletes that line; JM502 still knows pjit returned GDAs: patterns/pjit_outputs.py)
+GDA_OUTPUTS = "gda outputs"
 AXIS_RESOURCES = ("in_axis_resources", "out_axis_resources")
 ERA_FLAGS = ("jax_array", "jax_parallel_functions_output_gda")
 
@@ -69,11 +72,14 @@ def _gda_era_name(qualname: str) -> bool:
 
 def origin_facts(ctx: FileContext) -> dict:
     """The facts of the text as given that later fix rounds inherit (see the module's docstring):
-    only multi-process modules, the only ones whose era a rule asks (JM504's sites)."""
+    whether it turned GDA outputs on; the era only of multi-process modules, the only ones whose
+    era a rule asks (JM504's sites)."""
+    facts: dict = {GDA_OUTPUTS: True} if outputs_are_global(ctx) else {}
     if not is_multi_process(ctx):
-        return {}
+        return facts
     evidence = written_evidence(ctx)
-    facts: dict = {GDA_ERA: evidence} if evidence is not None else {}
+    if evidence is not None:
+        facts[GDA_ERA] = evidence
     functions = _array_on_functions(ctx)
     if functions:
         facts[ARRAY_ON_FUNCTIONS] = functions

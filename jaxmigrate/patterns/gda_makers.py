@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 from jaxmigrate.analysis.project import ProjectFact
 from jaxmigrate.analysis.values import IMPORTED_MAKERS, InstanceFacts
 from jaxmigrate.patterns.gda import GDA, GDA_VALUES, names_gda
+from jaxmigrate.patterns.pjit_outputs import returns_gdas
 
 if TYPE_CHECKING:
     from jaxmigrate.analysis.context import FileContext
@@ -41,7 +42,7 @@ class GdaMakers(ProjectFact):
         return sorted({module for *_, module in _links(graph, set(wanted))})
 
     def part(self, ctx: "FileContext", findings: List["Finding"], codes: Sequence[str]) -> Optional[Tuple[str, ...]]:
-        facts = InstanceFacts(ctx, GDA, GDA_VALUES, partial(names_gda, ctx))
+        facts = InstanceFacts(ctx, GDA, GDA_VALUES, partial(names_gda, ctx), partial(returns_gdas, ctx))
         functions = (ast.FunctionDef, ast.AsyncFunctionDef)
         names = tuple(sorted(node.name for node in ctx.tree.body
                              if isinstance(node, functions) and facts.returns_instance(node)[0]))

@@ -11,12 +11,16 @@ from typing import Callable, Dict, Iterator, List, Optional, Tuple, cast
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.import_layout import name_key
 from jaxmigrate.analysis.names import canonical
+from jaxmigrate.analysis.values import type_comparison
 from jaxmigrate.catalog.api_history import Status, Version, entry, exists, is_private, status
+from jaxmigrate.catalog.array_classes import DISTINGUISH, DISTINGUISH_NEEDS, GAINS
 from jaxmigrate.catalog.owners import owner
 from jaxmigrate.catalog.renames import CALL_CODE, CALLS, DROP_INS, TYPE_TESTS
 from jaxmigrate.core.findings import Fix, FixSafety
 from jaxmigrate.patterns.api_references import Reference, references
+from jaxmigrate.patterns.array_tests import array_test, describe, use_kind
 from jaxmigrate.patterns.call_advice import call_code
+from jaxmigrate.patterns.gda import same_answer_with_array
 from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix, rewrite_from_import, rewrite_use
 
 #: (reference, message, fix, the code to write)
@@ -119,33 +123,103 @@ def _replacement(ctx: FileContext, ref: Reference) -> Advice:
     if how == "same-name":
         return f"`{new}` (the same name under `jax.extend`: check that it does what the old one did)", new, None
     if how == "drop-in" or old in TYPE_TESTS:
-        # `isinstance(x, jax.Array)` holds for every array: it no longer tells the old type apart
-        tested = _type_tested(ctx, ref) if ref.is_import else in_type_test(ctx, ref.node)
-        if tested and old in TYPE_TESTS:
-            return _type_test_advice(ctx, ref, old, new)
-        safety: FixSafety = "unsafe" if new == "jax.Array" and tested else "safe"
+        safety: FixSafety = "safe"
+        advice = f"`{new}`"
+        if new == "jax.Array" and old in GAINS:  # a removed array class: every array is a jax.Array now
+            verdict, advice, to_write = _array_class_use(ctx, ref, old)
+            if verdict == "report":
+                return advice, to_write, None
+            safety = "unsafe" if verdict == "unsafe" else "safe"
         if how != "drop-in":
-            return f"`{new}`", new, None
+            return advice, new, None
         if st.qualname != ref.spelled and not ref.is_import and ref.via_import is None and isinstance(ref.node, ast.expr):
-            return f"`{new}`", new, rewrite_use(ctx, ref.node, ref.spelled, new, safety)  # through a moved module
-        return f"`{new}`", new, rename_fix(ctx, ref, new, safety)
+            return advice, new, rewrite_use(ctx, ref.node, ref.spelled, new, safety)  # through a moved module
+        return advice, new, rename_fix(ctx, ref, new, safety)
     fix = rename_fix(ctx, ref, new, "safe") if st.rename and st.replacement == new else None
     return f"`{new}`", new, fix
 
 
-def _type_test_advice(ctx: FileContext, ref: Reference, old: str, new: str) -> Advice:
-    """A type that ``TYPE_TESTS`` lists, in an ``isinstance`` test (or imported for one): what to
-    test instead, where something tells the old type apart, else the annotation's type with a caveat."""
-    test = TYPE_TESTS[old]
-    call = ctx.parent(ref.node)
+#: (verdict: "safe", "unsafe" or "report"; the message's advice; the code to write)
+Use = Tuple[str, str, Optional[str]]
+
+
+def _array_class_use(ctx: FileContext, ref: Reference, old: str) -> Use:
+    """A removed array class (``catalog/array_classes.py``) whose drop-in is `jax.Array`: safe in an
+    annotation; in a type test that told it from other arrays (a sibling branch for arrays or
+    tracers), or of a class no test of `jax.Array` tells apart, reported with the test to write;
+    in another type test, or used as a value (a registry key), an unsafe rename whose message says
+    what `jax.Array` takes besides. An import is judged by the worst of its name's uses."""
+    if not ref.is_import:
+        return _class_use(ctx, ref.node, old)  # type: ignore[arg-type]  # a use: a Name or Attribute
+    local = cast(str, getattr(ref.node, "asname", None) or getattr(ref.node, "name", "")).split(".")[0]
+    judged = [(n, _class_use(ctx, n, old)) for n in ctx.names(local) if isinstance(n.ctx, ast.Load)]
+    reported = [n for n, (verdict, _, _) in judged if verdict == "report"]
+    if reported:
+        lines = ", ".join(sorted({str(n.lineno) for n in reported}))
+        return ("report", f"`jax.Array` in annotations; its type test on line {lines} told it from other arrays "
+                "(see there)", "jax.Array")
+    unsafe = next(((n, found) for n, found in judged if found[0] == "unsafe"), None)
+    if unsafe is not None:
+        node, (_, advice, _) = unsafe
+        return "unsafe", advice.replace("this use", f"its use on line {node.lineno}", 1), "jax.Array"
+    return "safe", "`jax.Array`", "jax.Array"
+
+
+def _class_use(ctx: FileContext, node: ast.expr, old: str) -> Use:
+    kind = use_kind(ctx, node)
+    gains = GAINS[old]
+    if kind == "annotation":
+        return "safe", "`jax.Array`", "jax.Array"
+    if kind == "value":
+        return ("unsafe", f"`jax.Array`, unsafe: this use is no type test or annotation, and no array's type is "
+                f"`jax.Array` itself (an abstract base class): a lookup by `type(x)` misses every array, one by "
+                f"isinstance also takes {gains}", "jax.Array")
+    call = ctx.parent(node)
     if isinstance(call, ast.Tuple):
         call = ctx.parent(call)
+    value = "x"
+    if isinstance(call, ast.Call) and len(call.args) == 2:
+        value = ctx.text(call.args[0])
+    elif kind == "comparison":
+        value = type_comparison(ctx, node) or "x"
+    if kind == "comparison":
+        code = distinguishing_test(ctx, old, value) or f"isinstance({value}, jax.Array)"
+        return ("report", f"`{code}` (an array's type is never `jax.Array`, an abstract base class; every array "
+                "and tracer is an instance of it)", code)
+    if old in TYPE_TESTS and in_type_test(ctx, node):  # isinstance/issubclass of a key or sharded type
+        return _type_test_advice(ctx, node, old, value)
+    if same_answer_with_array(ctx, node):  # `assert isinstance(x, C)`: it only stops failing for other arrays
+        return "safe", "`jax.Array`", "jax.Array"
+    test = array_test(ctx, node)
+    if test is not None and test.sibling is not None:
+        code = distinguishing_test(ctx, old, value) or "jax.Array"
+        return ("report", f"`{code}`: this test told it from what {describe(ctx, test.sibling)} takes, and "
+                f"`isinstance({value}, jax.Array)` also takes {gains}", code)
+    went = f"; they went to {test.other_path} before" if test is not None and test.other_path else ""
+    return "unsafe", f"`jax.Array`, unsafe: every array is one now, so this test also takes {gains}{went}", "jax.Array"
+
+
+def distinguishing_test(ctx: FileContext, old: str, value: str) -> Optional[str]:
+    """The test that still tells ``old`` (a removed array class) apart, for ``value``, where the target has its names."""
+    template = DISTINGUISH.get(old)
+    if template is None or not all(exists(name, ctx.target) for name in DISTINGUISH_NEEDS):
+        return None
+    return template.format(value)
+
+
+def _type_test_advice(ctx: FileContext, node: ast.expr, old: str, value: str) -> Use:
+    """A type that ``TYPE_TESTS`` lists, in an ``isinstance`` test: what to test instead, where
+    something tells the old type apart, else the annotation's type with a caveat."""
+    test = TYPE_TESTS[old]
     if test is not None and exists("jax.dtypes.prng_key", ctx.target):
-        value = ctx.text(call.args[0]) if isinstance(call, ast.Call) and not ref.is_import else "x"
-        code = test.format(value)
-        return f"`{code}` to test for a key (every array is a `jax.Array`, raw keys too)", code, None
-    return (f"`{new}` in annotations; in an `isinstance` test it holds for every array and tracer, so it no longer "
-            f"tells this type apart", new, None)
+        key_test = test.format(value)
+        return "report", f"`{key_test}` to test for a key (every array is a `jax.Array`, raw keys too)", key_test
+    code = distinguishing_test(ctx, old, value)
+    if code is not None:
+        where = ", beside the tuple's other classes" if isinstance(ctx.parent(node), ast.Tuple) else ""
+        return "report", f"`{code}` to tell it apart{where} (every array and tracer is a `jax.Array` now)", code
+    return ("report", "`jax.Array` in annotations; in an `isinstance` test it holds for every array and tracer, so it "
+            "no longer tells this type apart", "jax.Array")
 
 
 def replacement_name(spelled: str, st: Status, target: Optional[Version]) -> Tuple[Optional[str], str, str]:
@@ -204,7 +278,3 @@ def _public(st: Status, target: Optional[Version]) -> Optional[str]:
     return st.replacement if exists(st.replacement, target) else None
 
 
-def _type_tested(ctx: FileContext, ref: Reference) -> bool:
-    """Whether the name an import binds is used in an ``isinstance``/``issubclass`` test."""
-    local = cast(str, getattr(ref.node, "asname", None) or getattr(ref.node, "name", ""))  # an alias's names are str
-    return any(in_type_test(ctx, n) for n in ctx.names(local.split(".")[0]))

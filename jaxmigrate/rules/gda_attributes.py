@@ -12,8 +12,11 @@ from jaxmigrate.analysis.folding import keep_orelse
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import delete_statement
 from jaxmigrate.analysis.values import InstanceFacts, defines_attribute, rejects_when_true, type_comparison, type_position
+from jaxmigrate.catalog.api_history import exists
+from jaxmigrate.catalog.array_classes import DISTINGUISH, DISTINGUISH_NEEDS, GAINS, TRACERS
 from jaxmigrate.catalog.gda import ADVICE, ATTRIBUTE_RENAMES, GDA_ONLY, MEMBER_MOVES, PRIVATE_REPORTED
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef, StatementEdit
+from jaxmigrate.patterns.array_tests import array_test, describe
 from jaxmigrate.patterns.gda import (
     GDA,
     GDA_MODULE,
@@ -27,10 +30,12 @@ from jaxmigrate.patterns.gda import (
 )
 from jaxmigrate.patterns.gda_checks import GdaBranch, gda_branch, gda_member_references, gda_module_imports
 from jaxmigrate.patterns.gda_makers import GDA_MAKERS
+from jaxmigrate.patterns.pjit_outputs import GDA_OUTPUT_OPTION, pjit_output, returns_gdas
 from jaxmigrate.rules.base import Example, Rule, short, snippet
 
 ARRAY = "jax.Array"
 SHARD = "jax.Shard"
+TRACER = TRACERS[0]  # jax.core.Tracer
 MESH_ATTRIBUTES = ("mesh", "mesh_axes", "_global_mesh", "_mesh_axes")  # renamed to a NamedSharding's
 SHARD_SINCE = "0.4.5"  # first JAX with `jax.Shard` (jax.Array itself is there since 0.4.1)
 
@@ -70,9 +75,16 @@ class GdaAttributes(Rule):
       `if not isinstance(...): raise`, or a name bound to what a helper returns: a function of
       the module, or of another module of the tree given to `check`/`fix` that this one imports
       (`from model import make_params`), whose return annotation is `GlobalDeviceArray` or whose
-      every `return` builds one. An annotation or isinstance check that is the evidence
-      is rewritten in the same fix as the attributes it vouches for, so no rename is left
-      behind once it says `jax.Array`.
+      every `return` builds one. What a pjitted function returns is a GDA too where GDA outputs
+      were on: the module turns `jax_parallel_functions_output_gda` on
+      (`jax.config.update(...)`, as the GDA docs told), or the call runs inside
+      `with parallel_functions_output_gda(True):` or a function or class decorated with it (or
+      `jtu.with_config(jax_parallel_functions_output_gda=True)`): `out = f(x)`,
+      `out, aux = f(x)` or `pjit(g, ...)(x).local_data(0)`, `f` bound once to `pjit(...)` or
+      decorated `@partial(pjit, ...)`. Elsewhere a pjit output was a GDA only if the option was
+      on where the program ran, so its GDA attributes are reported with what to write. An
+      annotation or isinstance check that is the evidence is rewritten in the same fix as the
+      attributes it vouches for, so no rename is left behind once it says `jax.Array`.
     - `local_shards` and `local_data(...)` on any other receiver are reported (only a GDA had
       them); `.mesh` and `.mesh_axes` elsewhere are left alone, since configs, meshes and
       checkpoint arguments have them too, unless the receiver is named like a GDA (`gda`,
@@ -81,12 +93,14 @@ class GdaAttributes(Rule):
       annotations such as `Callable[[], GlobalDeviceArray]`, `gda_lib.GlobalDeviceArray`) →
       `jax.Array`; `MeshAxes` (an alias of PartitionSpec) → `jax.sharding.PartitionSpec`; `Shard`
       → `jax.Shard` (a `Shard(...)` call is reported: the constructors differ). A use that is
-      neither a type check nor an annotation (a registry key, an alias) is an unsafe fix:
-      arrays are instances of `jax.Array` but their type is not `jax.Array` itself, so
-      `type(x) is GlobalDeviceArray` is reported with `isinstance`.
+      neither a type check nor an annotation (a registry key, an alias) is an unsafe fix whose
+      message says what changes: arrays are instances of `jax.Array` but their type is not
+      `jax.Array` itself (a lookup by `type(x)` misses every array, one by isinstance takes
+      tracers too), so `type(x) is GlobalDeviceArray` is reported with `isinstance`.
     - an `isinstance`/`issubclass` check is an unsafe fix (with the attributes it vouches for):
       every array is a jax.Array now, so `isinstance(x, jax.Array)` is also true for the arrays
-      that were not GDAs, and the branch it guards now runs for them too. It stays safe where
+      that were not GDAs and for tracers, and the branch it guards now runs for them too (the
+      message says where they went before: the `else`, the code after it). It stays safe where
       the answer cannot change for a program that got past it: a check that only guards a
       failure (`assert isinstance(x, GlobalDeviceArray)`, `self.assertIsInstance(...)`,
       `if not isinstance(...): raise ...`: it stops failing for other arrays, nothing else), or
@@ -94,14 +108,21 @@ class GdaAttributes(Rule):
       classes, `(np.ndarray, GlobalDeviceArray)`, turned tracers away: a tracer is a jax.Array
       now, so it is unsafe). A check that turned GDAs away
       (`if isinstance(x, GlobalDeviceArray): raise ...`, also `and` another condition) is
-      reported: with `jax.Array` it would raise for every array.
+      reported: with `jax.Array` it would raise for every array. A check that told GDAs from
+      other arrays or tracers, a chain (`if`/`elif`, or consecutive `if ...: return` statements)
+      with another test of the same value for arrays or tracers (`isinstance(x, Tracer)`,
+      `jnp.DeviceArray`, `ArrayImpl`), is reported with the test to write,
+      `isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and not x.is_fully_addressable`
+      (the migration guide's GDA, an array that spans processes), and the `.mesh`/`.mesh_axes`
+      it vouches for are reported with it.
     - a branch `if isinstance(x, GlobalDeviceArray):` followed by one that takes jax.Arrays
       (`elif isinstance(x, jax.Array)`, or `if hasattr(x, "sharding")` after a branch that
       returns) only ran for GDAs: rewritten it would take every array and shadow that branch, so
       the unsafe fix deletes it, as upstream migrations did (an `elif` one is reported). A GDA
       branch with no such sibling that reads `.mesh`/`.mesh_axes` narrows its test to
-      `isinstance(x, jax.Array) and isinstance(x.sharding, NamedSharding)`: those renames hold
-      for a NamedSharding only.
+      `isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and
+      isinstance(x.sharding, NamedSharding)`: those renames hold for a NamedSharding only, and
+      `.sharding` raises on a tracer.
     - the module's helpers (`get_shard_indices`, `get_shard_shape`, `_get_sharding_spec`, ...) and
       string annotations are reported with what to write.
     - an import of `jax.experimental.global_device_array` that nothing uses is removed; one that
@@ -121,7 +142,9 @@ class GdaAttributes(Rule):
     summary = "GlobalDeviceArray attributes and type references → jax.Array (`local_shards`, `mesh_axes`, ...)"
     fix_safety = "safe"
     # b"gda": a receiver named like a GDA is reported even once nothing else of the module is left
-    triggers = (b"GlobalDeviceArray", b"global_device_array", b"local_shards", b"local_data", b"MeshAxes", b"gda")
+    # (and `jax_parallel_functions_output_gda`); b"mesh_axes", b"FROM_GDA": a pjit output's attributes
+    triggers = (b"GlobalDeviceArray", b"global_device_array", b"local_shards", b"local_data", b"MeshAxes", b"gda",
+                b"mesh_axes", b"FROM_GDA")
     deprecated_in = "0.4.1"
     removed_in = "0.4.7"
     replacement_since = "0.4.1"
@@ -144,6 +167,31 @@ class GdaAttributes(Rule):
                     return arr.sharding.mesh.shape, arr.sharding.spec, arr.addressable_data(0), shards
             """),
             title="a parameter annotated as a GDA",
+        ),
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental.pjit import pjit
+
+                jax.config.update("jax_parallel_functions_output_gda", True)
+                double = pjit(lambda a: a * 2, in_axis_resources=None, out_axis_resources=None)
+
+                def layout(x):
+                    out = double(x)
+                    return out.mesh_axes, out.local_data(0)
+            """),
+            snippet("""
+                import jax
+                from jax.experimental.pjit import pjit
+
+                jax.config.update("jax_parallel_functions_output_gda", True)
+                double = pjit(lambda a: a * 2, in_axis_resources=None, out_axis_resources=None)
+
+                def layout(x):
+                    out = double(x)
+                    return out.sharding.spec, out.addressable_data(0)
+            """),
+            title="what a pjitted function returned with GDA outputs on",
         ),
         Example(
             snippet("""
@@ -189,6 +237,34 @@ class GdaAttributes(Rule):
             """),
             flagged=True,
             title="a check that turned GDAs away is reported: with `jax.Array` it would turn away every array",
+        ),
+        Example(
+            snippet("""
+                import numpy as np
+                from jax.core import Tracer
+                from jax.experimental.global_device_array import GlobalDeviceArray
+
+                def host_value(x):
+                    if isinstance(x, Tracer):
+                        return None
+                    if isinstance(x, GlobalDeviceArray):
+                        return np.asarray(x.addressable_data(0))
+                    return np.asarray(x)
+            """),
+            snippet("""
+                import numpy as np
+                from jax.core import Tracer
+                from jax.experimental.global_device_array import GlobalDeviceArray
+
+                def host_value(x):
+                    if isinstance(x, Tracer):
+                        return None
+                    if isinstance(x, GlobalDeviceArray):
+                        return np.asarray(x.addressable_data(0))
+                    return np.asarray(x)
+            """),
+            flagged=True,
+            title="a check that told GDAs from tracers or other arrays is reported with the test to write",
         ),
         Example(
             snippet("""
@@ -265,9 +341,12 @@ class _Checker:
         self.ctx = ctx
         self.rewrites: Dict[int, _Rewrite] = {}  # id(reference node) → its rewrite
         self.fixed: Dict[int, bool] = {}  # id(member reference) → a safe fix (here or JM501) removes it
+        self.told_apart: set = set()  # id(class reference) of the checks reported for telling GDAs apart
         self.findings: List[Finding] = []
-        self.values = InstanceFacts(ctx, GDA, GDA_VALUES, partial(names_gda, ctx))  # no cycle through self:
-        # the runner pauses the cyclic collector, and a cycle would keep every file's tree alive
+        # what a pjitted function returns where GDA outputs were on is a GDA (patterns/pjit_outputs.py)
+        self.values = InstanceFacts(ctx, GDA, GDA_VALUES, partial(names_gda, ctx), partial(returns_gdas, ctx))
+        # (no cycle through self: the runner pauses the cyclic collector, and a cycle would keep
+        # every file's tree alive)
 
     def run(self) -> Iterator[Finding]:
         for node, member in gda_member_references(self.ctx):
@@ -307,10 +386,17 @@ class _Checker:
         if branch is not None and meshy and isinstance(branch.subject, ast.Name):
             named, more = importer(ctx).reference(NAMED_SHARDING, at=branch.call)
             subject = branch.subject.id
-            edits = [ctx.replace(branch.call, f"isinstance({subject}, {rw.text}) and isinstance({subject}.sharding, {named})")]
+            # a tracer is a jax.Array now, and `.sharding` raises on one under jit: turned away first
+            not_tracer = ""
+            if exists(TRACER, ctx.target):
+                tracer, more_imports = importer(ctx).reference(TRACER, at=branch.call, dotted=True)
+                not_tracer, more = f" and not isinstance({subject}, {tracer})", more + more_imports
+            edits = [ctx.replace(branch.call, f"isinstance({subject}, {rw.text}){not_tracer} and "
+                                              f"isinstance({subject}.sharding, {named})")]
             imports += more
             rw.message += ("; the test narrows to arrays with a `NamedSharding`, the ones with the `.sharding.mesh`/"
-                           "`.sharding.spec` this branch reads")
+                           "`.sharding.spec` this branch reads" + (", and no tracer (`.sharding` raises on one)"
+                                                                   if not_tracer else ""))
         edits += [edit for _, _, edit in rw.dependents]
         return Fix(rw.safety, edits=tuple(edits), add_imports=imports, drop_unused_imports=rw.drops)
 
@@ -372,6 +458,14 @@ class _Checker:
                          "no array is a GDA any more", "delete the check, or test for what the code cannot handle")
             return
         branch = gda_branch(ctx, node) if kind == "check" else None
+        test = array_test(ctx, node) if changes else None
+        if test is not None and test.sibling is not None and (branch is None or branch.handled_by is None):
+            self._report(node, "`GlobalDeviceArray` was removed in JAX 0.4.7, and every array is a jax.Array now: "
+                         f"this test told GDAs from what {describe(ctx, test.sibling)} takes, and with `jax.Array` "
+                         f"it would also take {GAINS[GDA]}; test what made an array a GDA (the migration guide: an "
+                         "array that spans processes)", self._distinguishing(test.subject))
+            self.told_apart.add(id(node))
+            return
         if branch is not None and branch.handled_by is not None:
             handled = f"`{short(ctx.text(branch.handled_by))}` at line {branch.handled_by.lineno}"
             message = ("`GlobalDeviceArray` was removed in JAX 0.4.7: this branch only ran for GDAs, and with jax.Array "
@@ -385,13 +479,21 @@ class _Checker:
         message = "`GlobalDeviceArray` was removed in JAX 0.4.7: jax.Array replaced it"
         safety: FixSafety = "safe"
         if kind is None:
-            message += " (this use is not a type check or an annotation: `jax.Array` is an abstract base class)"
+            message += (" (this use is not a type check or an annotation, and no array's type is `jax.Array` itself, "
+                        "an abstract base class: a lookup by `type(x)` misses every array, one by isinstance also "
+                        f"takes {GAINS[GDA]})")
             safety = "unsafe"
         elif changes:
-            message += (", but every array is a jax.Array now: this check is also true for arrays that were not "
-                        "GDAs, so review what it decides")
+            went = f"; they went to {test.other_path} before" if test is not None and test.other_path else ""
+            message += f", but every array is a jax.Array now: this check is also true for {GAINS[GDA]}{went}"
             safety = "unsafe"
         self._rewrite(node, message, array, safety, imports, branch)
+
+    def _distinguishing(self, subject: ast.expr) -> Optional[str]:
+        """The test that tells an array like a GDA apart (``catalog/array_classes.py``), where the target has its names."""
+        if not all(exists(name, self.ctx.target) for name in DISTINGUISH_NEEDS):
+            return None
+        return DISTINGUISH[GDA].format(self.ctx.text(subject))
 
     def _rewrite(self, node: ast.expr, message: str, text: str, safety: FixSafety, imports,
                  branch: Optional[GdaBranch] = None) -> None:
@@ -417,12 +519,19 @@ class _Checker:
             known, gda_named = False, True
         else:
             gda_named = named_like_gda(receiver)
+        if known and attr in MESH_ATTRIBUTES and id(evidence) in self.told_apart:
+            self._report(node, f"`{shown}`: GlobalDeviceArray was removed in JAX 0.4.7; a jax.Array with a "
+                         f"NamedSharding has `.{ATTRIBUTE_RENAMES[attr]}`: rewrite it with the test that vouches "
+                         "for it", f"{ctx.text(receiver)}.{ATTRIBUTE_RENAMES[attr]}")
+            return
         if known and attr in ATTRIBUTE_RENAMES:
             end = ctx.span(node)[1]
             start = end - len(attr)
             if ctx.source[start:end] == attr:
                 edit = Edit(start, end, ATTRIBUTE_RENAMES[attr])
                 message = f"`{shown}`: GlobalDeviceArray was removed in JAX 0.4.7; a jax.Array has `.{ATTRIBUTE_RENAMES[attr]}`"
+                if evidence is None and pjit_output(ctx, receiver) is not None:
+                    message += f" (a pjitted function returned it, a GDA with `{GDA_OUTPUT_OPTION}` on)"
                 rw = self.rewrites.get(id(evidence)) if evidence is not None else None
                 if rw is not None:
                     rw.dependents.append((node, message, edit))
@@ -434,6 +543,12 @@ class _Checker:
                          PRIVATE_REPORTED[attr].format(x=ctx.text(receiver)))
             return
         if attr not in ATTRIBUTE_RENAMES or (attr == "local_data" and not called):
+            return
+        if not known and pjit_output(ctx, receiver) is not None:
+            self._report(node, f"`{shown}`: a pjitted function returned `{short(ctx.text(receiver))}`: a "
+                         f"GlobalDeviceArray (removed in JAX 0.4.7) where `{GDA_OUTPUT_OPTION}` was on (no other "
+                         f"array had `.{attr}`), a jax.Array now, which has `.{ATTRIBUTE_RENAMES[attr]}`",
+                         f"{ctx.text(receiver)}.{ATTRIBUTE_RENAMES[attr]}")
             return
         if attr in GDA_ONLY and not (defines_attribute(self.ctx, attr) and not gda_named):
             self._report(node, f"`.{attr}` only existed on GlobalDeviceArray (removed in JAX 0.4.7); on a jax.Array "

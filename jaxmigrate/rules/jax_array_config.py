@@ -73,7 +73,8 @@ class JaxArrayConfig(Rule):
     name = "jax-array-config"
     summary = "removed `jax_array`/`jax_parallel_functions_output_gda` options: delete or fold to True"
     fix_safety = "safe"
-    triggers = (b"jax_array", b"jax_parallel_functions_output_gda")
+    # b"parallel_functions_output_gda": also JAX's internal option state, `parallel_functions_output_gda(True)`
+    triggers = (b"jax_array", b"parallel_functions_output_gda")
     deprecated_in = "0.4.7"
     removed_in = "0.4.14"
     replacement_since = "0.4.7"

@@ -36,10 +36,24 @@ class RemovedJaxName(HistoryRule):
     `jax.pure_callback` for a pure `fn`), `hcb.id_tap(tap, x)` →
     `jax.experimental.io_callback(lambda a: tap(a, ()), None, x, ordered=True)` (then
     `jax.effects_barrier()` where the taps must have run), `jax.xla_computation(f)(x)` →
-    `jax.jit(f).lower(x).compiler_ir('hlo')`. `jax.random.KeyArray`/`PRNGKeyArray` and
-    `ShardedDeviceArray` become `jax.Array` in annotations; in an `isinstance` test they are
-    reported instead (every array and tracer is a `jax.Array` now), a key test with
-    `jax.dtypes.issubdtype(k.dtype, jax.dtypes.prng_key)` to write.
+    `jax.jit(f).lower(x).compiler_ir('hlo')`.
+
+    The removed array classes (`DeviceArray`, `ShardedDeviceArray`, `KeyArray`/`PRNGKeyArray`)
+    become `jax.Array` in annotations, in an alias only annotations use
+    (`Key = jax.random.KeyArray`), and in a guard that only fails for other values
+    (`assert isinstance(x, jnp.DeviceArray)`, `assertIsInstance`). Every array and tracer is a
+    `jax.Array` now, so elsewhere the rename takes more than the class did. An `isinstance` test
+    of a key type is reported with `jax.dtypes.issubdtype(k.dtype, jax.dtypes.prng_key)` to
+    write, one of `ShardedDeviceArray` with the migration guide's test,
+    `isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and x.is_fully_addressable
+    and len(x.sharding.device_set) > 1`. A `DeviceArray` test that told the class from other
+    arrays or tracers (a chain, `if`/`elif` or consecutive `if ...: return` statements, with
+    another test of the same value for arrays or tracers) is reported with
+    `isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and x.is_fully_addressable`,
+    as is `type(x) is DeviceArray`; another `DeviceArray` test, and a class used as a value (a
+    registry keyed by it, `setattr` on it), are unsafe renames whose message says what
+    `jax.Array` takes besides (tracers, arrays that span processes) and where those values went
+    before. An import of such a class is judged by its name's uses.
 
     An import of a removed name is reported as well as its uses: the import fails first.
     Names a hand-written rule migrates (`maps.Mesh`, `GlobalDeviceArray`, `jax.tree_map`, ...)
@@ -47,8 +61,8 @@ class RemovedJaxName(HistoryRule):
 
     ## Why is this bad?
     The import or attribute access raises on the target release: the module does not even
-    import. Fix safety: renames of the same object are safe; a type rewritten to `jax.Array`
-    inside an `isinstance` test is unsafe (every array is a `jax.Array`); `tie_in` is safe when
+    import. Fix safety: renames of the same object are safe; an array class rewritten to
+    `jax.Array` in a type test or used as a value is unsafe (see above); `tie_in` is safe when
     its dropped first argument is a plain name, `shuffle` → `permutation` is unsafe, the x64
     context managers are safe; `barrier_wait()` → `jax.effects_barrier()` is unsafe (before JAX
     0.4.30, host_callback's own legacy taps are not effects the barrier waits for).
@@ -87,6 +101,28 @@ class RemovedJaxName(HistoryRule):
                     return split(key)
             """),
             title="a `from` import keeps its local name",
+        ),
+        Example(
+            snippet("""
+                import jax
+                from jax.interpreters import pxla
+
+                def replicate(state, devices):
+                    if isinstance(state, pxla.ShardedDeviceArray):
+                        return state
+                    return jax.device_put_replicated(state, devices)
+            """),
+            snippet("""
+                import jax
+                from jax.interpreters import pxla
+
+                def replicate(state, devices):
+                    if isinstance(state, pxla.ShardedDeviceArray):
+                        return state
+                    return jax.device_put_replicated(state, devices)
+            """),
+            flagged=True,
+            title="a type test that told a removed array class apart is reported with the test to write",
         ),
         Example(
             snippet("""
