@@ -105,7 +105,8 @@ def test_a_suggestion_of_several_lines_goes_where_multi_line_text_belongs(tmp_pa
     annotations keep one line a finding and point there."""
     path = tmp_path / "train.py"
     path.write_text(HOST_LOCAL)
-    (tmp_path / "d.py").write_text("import jax\n\nflag = jax.config.jax_parallel_functions_output_gda\n")  # a one-line suggestion: True
+    # a one-line suggestion: True
+    (tmp_path / "d.py").write_text("import jax\n\nflag = jax.config.jax_parallel_functions_output_gda\n")
 
     def check(*args):
         return CliRunner().invoke(main, ["check", "--select", "JM504,JM301", *args, str(tmp_path)]).stdout

@@ -30,8 +30,8 @@ AVAILABLE = {
     "jax.sharding.NamedSharding": ("0.4.1", None),
     "jax.sharding.GSPMDSharding": ("0.4.5", "0.10.0"),
     "jax.sharding.GSPMDSharding.get_replicated": ("0.4.5", "0.10.0"),  # a classmethod from its first release
-    "jax.sharding.PartitionSpec.UNCONSTRAINED": ("0.4.1", None),
-    "jax.sharding.AxisType.Auto": ("0.5.3", None),  # jax/_src/mesh.py at jax-v0.5.3 (AxisTypes before)  # a class attribute at jax-v0.4.1 and since
+    "jax.sharding.PartitionSpec.UNCONSTRAINED": ("0.4.1", None),  # a class attribute at jax-v0.4.1 and since
+    "jax.sharding.AxisType.Auto": ("0.5.3", None),  # jax/_src/mesh.py at jax-v0.5.3 (AxisTypes before)
     "jax.lax.with_sharding_constraint": ("0.4.1", None),
     "jax.experimental.array_serialization.": ("0.4.9", None),
     "jax.experimental.multihost_utils.": ("0.4.1", None),

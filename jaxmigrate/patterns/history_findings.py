@@ -64,7 +64,7 @@ def _one_fix_per_import(ctx: FileContext, found: List[Found]) -> List[Found]:
         if len(indexes) < 2 or len(safeties) != 1:
             continue
         statement = found[indexes[0]][0].statement
-        moved = sorted(((found[i][0].node, found[i][3]) for i in indexes), key=lambda m: name_key(m[1].rpartition(".")[2]))
+        moved = sorted(((found[i][0].node, found[i][3] or "") for i in indexes), key=lambda m: name_key(m[1].rpartition(".")[2]))
         shared = Fix(safeties.pop(), edits=tuple(rewrite_from_import(ctx, statement, moved)))  # type: ignore[arg-type]
         for i in indexes:
             ref, message, _, code = found[i]

@@ -7,8 +7,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Type
 from jaxmigrate.prefilter import anchors_of
 from jaxmigrate.rules.base import Rule
 from jaxmigrate.rules.call_arguments import CallArguments
-from jaxmigrate.rules.deprecated_jax_name import DeprecatedJaxName
 from jaxmigrate.rules.cpu_device_names import CpuDeviceNames
+from jaxmigrate.rules.deprecated_jax_name import DeprecatedJaxName
 from jaxmigrate.rules.device_buffers import DeviceBuffers
 from jaxmigrate.rules.device_put_sharded import DevicePutSharded
 from jaxmigrate.rules.experimental_shard_map import ExperimentalShardMap

@@ -43,9 +43,9 @@ class JaxArrayConfig(Rule):
     keeps its body, `if not jax.config.jax_array:` keeps its `else`, `a if jax.config.jax_array
     else b` becomes `a`, `if a or (b and jax.config.jax_array):` becomes `if a or b:`); any
     other read (`use_array = jax.config.jax_array`) becomes `True`, the value it has had since
-    0.4.7 (reported in a file that turns the option off); reports `update("jax_array", False)` and JAX's internal `jax_array(...)` context
-    manager. `jax_array=True` goes from a test's `jtu.with_config(...)` (the decorator with it,
-    when nothing else is left); another value there is reported. A read of
+    0.4.7 (reported in a file that turns the option off); reports `update("jax_array", False)`
+    and JAX's internal `jax_array(...)` context manager. `jax_array=True` goes from a test's
+    `jtu.with_config(...)` (the decorator with it, when nothing else is left); another value there is reported. A read of
     `jax_parallel_functions_output_gda` is reported with `True` to write, except where the branch
     it selects uses GlobalDeviceArray: outputs are jax.Arrays, not GDAs, and that branch needs a
     person.

@@ -39,10 +39,10 @@ class LiveBuffers(Rule):
     of this process, counted without making the shards' arrays (iterating `addressable_shards`
     creates single-device arrays that later `jax.live_arrays()` calls list, so a leak check
     built on it finds leaks of its own making). Safe fixes; a program that holds its arrays'
-    shard views, `shard.data`, has them counted again, as they are live arrays of their own. Any other use (the buffers' shapes, their bytes)
-    is reported: `jax.live_arrays()` lists arrays, and their shards' `.data` are new arrays that
-    later listings see. The device form is unsafe: it lists single-device jax.Arrays (shards)
-    rather than raw device buffers.
+    shard views, `shard.data`, has them counted again, as they are live arrays of their own.
+    Any other use (the buffers' shapes, their bytes) is reported: `jax.live_arrays()` lists
+    arrays, and their shards' `.data` are new arrays that later listings see. The device form
+    is unsafe: it lists single-device jax.Arrays (shards) rather than raw device buffers.
 
     ## Why is this bad?
     With jax.Array (the only mode since JAX 0.4.7) `live_buffers()` no longer sees arrays: it

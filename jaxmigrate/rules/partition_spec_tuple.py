@@ -108,7 +108,7 @@ class PartitionSpecTuple(Rule):
                 continue
             left, right = compare.left, compare.comparators[0]
             for spec, other in ((left, right), (right, left)):
-                if not _tuple_side(other) or _tuple_side(spec):
+                if not isinstance(other, ast.Tuple) or not _tuple_side(other) or _tuple_side(spec):
                     continue
                 if facts is None:
                     facts = InstanceFacts(ctx, PARTITION_SPEC, SPEC_CLASSES, lambda s: s.rpartition(".")[2] == "PartitionSpec")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List
+from typing import Iterator, List, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
-from jaxmigrate.core.findings import Edit, Finding, Fix
+from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
 from jaxmigrate.rules.base import Example, Rule, snippet
 
 REJECTED_FROM = "0.10.0"
@@ -108,8 +108,9 @@ class StackListArguments(Rule):
         return []
 
     def _finding(self, ctx: FileContext, call: ast.Call, name: str, literals: List[ast.expr]) -> Finding:
+        imports: Tuple[ImportRef, ...] = ()
         if isinstance(call.func, ast.Attribute):  # `jnp.vstack`: `jnp.asarray`, from the same module
-            asarray, imports = f"{ctx.text(call.func.value)}.asarray", ()
+            asarray = f"{ctx.text(call.func.value)}.asarray"
         else:
             asarray, imports = importer(ctx).reference(ASARRAY, at=call)
         edits = []

@@ -112,9 +112,10 @@ class LegacyFinder(importlib.abc.MetaPathFinder):
 def install_era_defaults() -> None:
     """Defaults of today's JAX set back to the legacy era's: ``jax.make_mesh`` with Auto axes, as
     before 0.9.0; ``PartitionSpec`` equal to tuples and CPU devices named ``TFRT_CPU_<n>`` and
-    lists taken by ``jnp.hstack`` and friends, as before 0.10.0. Apart from ``install()``: it changes what today's code gets from a name that
-    still exists, so only the before side's own process takes it (``_child``), not a process
-    that also runs today's code (the runtime's in-process tests)."""
+    lists taken by ``jnp.hstack`` and friends, as before 0.10.0. Apart from ``install()``: it
+    changes what today's code gets from a name that still exists, so only the before side's own
+    process takes it (``_child``), not a process that also runs today's code (the runtime's
+    in-process tests)."""
     from jaxmigrate.verify.legacy import _devices, _mesh, _numpy
 
     _mesh.patch_make_mesh()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any, Callable
 
 #: functions of a sequence of arrays, and of arrays one by one, that took lists until JAX 0.10.0
 SEQUENCE_OF_ARRAYS = ("hstack", "vstack", "dstack", "column_stack")
@@ -14,19 +15,28 @@ def patch_list_inputs() -> None:
     turned each list or tuple into an array (``asarray``); since, they raise TypeError."""
     import jax.numpy as jnp
 
-    def lists_to_arrays(value):
-        return jnp.asarray(value) if isinstance(value, (list, tuple)) else value
-
     for name in (*SEQUENCE_OF_ARRAYS, *EACH_AN_ARRAY):
         original = getattr(jnp, name, None)
         if original is None or getattr(original, "_jaxmigrate_legacy", False):
             continue
-        if name in SEQUENCE_OF_ARRAYS:
-            def legacy(tup, *args, _original=original, **kwargs):
-                return _original([lists_to_arrays(t) for t in tup], *args, **kwargs)
-        else:
-            def legacy(*arys, _original=original, **kwargs):
-                return _original(*map(lists_to_arrays, arys), **kwargs)
-        legacy = functools.wraps(original)(legacy)
+        legacy = functools.wraps(original)(_sequence(original) if name in SEQUENCE_OF_ARRAYS else _each(original))
         legacy._jaxmigrate_legacy = True
         setattr(jnp, name, legacy)
+
+
+def _lists_to_arrays(value: Any) -> Any:
+    import jax.numpy as jnp
+
+    return jnp.asarray(value) if isinstance(value, (list, tuple)) else value
+
+
+def _sequence(original: Callable[..., Any]) -> Callable[..., Any]:
+    def legacy(tup: Any, *args: Any, **kwargs: Any) -> Any:
+        return original([_lists_to_arrays(t) for t in tup], *args, **kwargs)
+    return legacy
+
+
+def _each(original: Callable[..., Any]) -> Callable[..., Any]:
+    def legacy(*arys: Any, **kwargs: Any) -> Any:
+        return original(*map(_lists_to_arrays, arys), **kwargs)
+    return legacy
