@@ -376,3 +376,14 @@ def test_a_fix_that_deletes_the_reported_call_is_not_held():
     assert {f.code: f.fix is not None for f in checked.findings} == {"JM101": False, "JM301": True, "JM504": False}
     out = run(text, ["JM101", "JM301", "JM504"], target=(0, 4, 14))
     assert "pjit(" not in out.text and out.findings == []
+
+
+def test_a_module_that_turned_jax_array_on_is_remembered_after_jm301_deletes_the_line():
+    """At 0.4.8 JM301 deletes `jax.config.update("jax_array", True)` (no longer an option to turn
+    on) and JM101 keeps `in_axis_resources`: the later rounds of the run still know the module's
+    pjit inputs are global values, and convert nothing."""
+    text = LOOP.format(specs="in_axis_resources=(None, P('data')), out_axis_resources=None").replace(
+        "\n\ndef train", "\njax.config.update('jax_array', True)\n\n\ndef train")
+    out = run(text, unsafe=True, target=(0, 4, 8))
+    assert "jax_array" not in out.text and "multihost_utils" not in out.text
+    assert [f.code for f in out.findings if f.code == "JM504"] == []
