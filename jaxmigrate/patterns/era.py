@@ -87,13 +87,17 @@ def evidence_to_keep(ctx: FileContext, call: Optional[ast.Call] = None) -> Tuple
         own = _keyword_spans(ctx, call)
         if own:
             return own, True
+    return ctx.memo("era.module_evidence_to_keep", _module_evidence), False
+
+
+def _module_evidence(ctx: FileContext) -> Tuple[Tuple[int, int], ...]:
     found = evidence_items(ctx)
     keywords = [item for item in found if isinstance(item[3], ast.keyword) and item[3].arg in AXIS_RESOURCES]
     first = min(keywords or found, key=lambda item: item[:2], default=None)
     if first is None:
-        return (), False
+        return ()
     holder = ctx.parent(first[3])
-    return (_keyword_spans(ctx, holder) if keywords and isinstance(holder, ast.Call) else (first[2],)), False
+    return _keyword_spans(ctx, holder) if keywords and isinstance(holder, ast.Call) else (first[2],)
 
 
 def _keyword_spans(ctx: FileContext, call: ast.Call) -> Tuple[Tuple[int, int], ...]:
