@@ -33,9 +33,10 @@ def test_static_arguments_are_passed_as_they_are():
         "    p_step = pjit(step, in_axis_resources=(None, P('data')), out_axis_resources=None, static_argnums=(0,))\n"
         "    with mesh:\n"
         "        return p_step(cfg, state, batch[jax.process_index()])\n")
-    assert suggestion.startswith("state_global, arg3_global = multihost_utils.host_local_array_to_global_array("
-                                 "(state, batch[jax.process_index()]), mesh, (P(), P('data')))\n")
-    assert "p_step(cfg, state_global, arg3_global)" in suggestion
+    # `state` is under a replicated spec: the same global value in either era, passed as it is
+    assert suggestion.startswith("arg3_global, = multihost_utils.host_local_array_to_global_array("
+                                 "(batch[jax.process_index()],), mesh, (P('data'),))\n")
+    assert "p_step(cfg, state, arg3_global)" in suggestion
 
 
 def test_keywords_are_passed_as_they_are():
@@ -58,16 +59,15 @@ def test_the_calls_statement_keeps_its_targets():
     """The issue's case: the suggestion assigns to what the line assigned to, not to `out`."""
     suggestion = _suggestion(TRAIN.format("state, metrics, nextrng = p_train_step(state, batch, rng)"))
     assert suggestion.splitlines() == [
-        "state_global, batch_global, rng_global = multihost_utils.host_local_array_to_global_array("
-        "(state, batch, rng), mesh, (P(), P('data'), P()))",
+        "batch_global, = multihost_utils.host_local_array_to_global_array((batch,), mesh, (P('data'),))",
         "state, metrics, nextrng = multihost_utils.global_array_to_host_local_array("
-        "p_train_step(state_global, batch_global, rng_global), mesh, (P(), P(), P()))",
+        "p_train_step(state, batch_global, rng), mesh, (P(), P(), P()))",
     ]
 
 
 def test_a_discarded_result_is_called_as_it_was_and_a_nested_call_says_where_out_goes():
     discarded = _suggestion(TRAIN.format("p_train_step(state, batch, rng)"))
-    assert discarded.splitlines()[1] == "p_train_step(state_global, batch_global, rng_global)"  # as the fix does
+    assert discarded.splitlines()[1] == "p_train_step(state, batch_global, rng)"  # as the fix does
     nested = _suggestion(TRAIN.format("metrics = [p_train_step(state, b, rng) for b in batch]"))
     assert nested.splitlines()[1].startswith("out = multihost_utils.global_array_to_host_local_array(p_train_step(")
     assert nested.endswith("  # then use `out` in place of `p_train_step(state, b, rng)`")
@@ -142,19 +142,35 @@ def test_a_gda_era_name_anywhere_in_the_module_makes_it_gda_era(evidence):
     assert "JM504" in [f.code for f in run(text, ["JM504"], fix=False).findings]
 
 
-def test_the_safe_fix_that_rewrites_the_evidence_leaves_the_finding_in_the_run():
-    """JM101 rewrites `in_axis_resources` in the first round: the later rounds inherit the era of
-    the text as given, so `fix` lists the JM504 finding as left, not "0 findings left"."""
+def test_the_safe_fix_keeps_the_evidence_a_later_check_needs():
+    """Issue 28 item 10: JM101 would rename `in_axis_resources`, the one thing that shows the module
+    is GDA-era; pre-commit and CI throw `fix`'s output away and a later `check` found nothing. The
+    rename of the reported pjit's keywords waits (held back, said in its message) while JM504
+    stands, so every later `check` still reports the call; once it is resolved the rename applies."""
     text = LOOP.format(specs="in_axis_resources=(None, P('data')), out_axis_resources=None")
     out = run(text, ["JM101", "JM504"], fix=True)
-    assert "in_shardings=(None, P('data'))" in out.text and "in_axis_resources" not in out.text
-    assert [f.code for f in out.findings] == ["JM504"]
+    assert out.text == text  # JM504's conversion is unsafe: nothing applies
+    assert [f.code for f in out.findings] == ["JM101", "JM101", "JM504"]
+    assert all(f.fix is None and "held back: JM504 reports this pjit's calls by this keyword" in f.message
+               for f in out.findings if f.code == "JM101")
+    again = run(out.text, ["JM101", "JM504"], fix=False)  # the next check
+    assert [f.code for f in again.findings] == ["JM101", "JM101", "JM504"]
+    converted = run(text, ["JM101", "JM504"], unsafe=True)  # converted: the rename follows in the same run
+    assert "in_shardings=(None, P('data'))" in converted.text and converted.findings == []
+
+
+def test_a_silenced_finding_holds_nothing_back():
+    """`# noqa: JM504` says the call was reviewed: nothing rests on the keyword any more."""
+    text = LOOP.format(specs="in_axis_resources=(None, P('data')), out_axis_resources=None").replace(
+        "batch[jax.process_index()])\n", "batch[jax.process_index()])  # noqa: JM504\n")
+    out = run(text, ["JM101", "JM504"], fix=True)
+    assert "in_shardings=(None, P('data'))" in out.text and out.findings == []
 
 
 def test_a_name_rebound_from_itself_ends_the_provenance_search():
     """`x = x.reshape(...)` follows `x` to its own binding: the depth bound ends it (it once
     restarted at each method call and recursed until Python stopped it)."""
-    text = LOOP.format(specs="in_axis_resources=(None, P('data')), out_axis_resources=None").replace(
+    text = LOOP.format(specs="in_axis_resources=(P('data'), P('data')), out_axis_resources=None").replace(
         "def train(step, mesh, params, batch):\n",
         "def train(step, mesh, params, batch):\n    params = np.zeros(4)\n    params = params.reshape(4)\n").replace(
         "from jax.experimental.pjit import pjit\n", "import numpy as np\nfrom jax.experimental.pjit import pjit\n")
@@ -228,4 +244,146 @@ class GdaOnly(unittest.TestCase):
 """
     out = run(text, unsafe=True, target=(0, 4, 14))
     assert "host_local_array_to_global_array" not in out.text and "jax.config.jax_array" not in out.text
+    assert [f.code for f in out.findings if f.code == "JM504"] == []
+
+
+# issue 28, items 2 and 3: what is converted, what is left, and the jax.Array code of the migration guide -----------
+GUIDE = """\
+import jax
+import numpy as np
+from jax.experimental import multihost_utils
+from jax.experimental.pjit import pjit
+from jax.sharding import Mesh, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ("data",))
+local_inp = np.arange(12.0).reshape(4, 3) + jax.process_index()
+
+
+def f(key, x):
+    return x * 2
+
+
+key = jax.random.PRNGKey(1)
+with mesh:
+    replicated = pjit(lambda k: k, in_axis_resources=None, out_axis_resources=None)(key)
+    global_inp = multihost_utils.host_local_array_to_global_array(local_inp, mesh, P("data"))
+    global_out = pjit(f, in_axis_resources=(P(None), P("data")), out_axis_resources=P("data"))(key, global_inp)
+    total = pjit(lambda x: x.sum(), in_axis_resources=P("data"), out_axis_resources=None)(global_out)
+"""
+
+
+def test_the_guides_jax_array_code_is_left_and_migrated_to_jit():
+    """A key made with `PRNGKey` under a replicated spec, an input converted by hand, the global
+    output of such a call: none is host-local, so nothing is reported and nothing holds pjit and
+    `with mesh:` back (the module enables jax.Array another way: JAX_ARRAY=1, an absl flag)."""
+    assert [f.code for f in run(GUIDE, ["JM504"], fix=False).findings] == []
+    out = run(GUIDE, unsafe=True, target=(0, 10, 0))
+    assert "jax.jit(f, in_shardings=(P(None), P(\"data\"))" in out.text and "with jax.set_mesh(mesh):" in out.text
+    assert out.text.count("host_local_array_to_global_array") == 1 and "global_array_to_host_local_array" not in out.text
+
+
+def test_a_call_that_converts_inputs_itself_keeps_its_global_result():
+    """An argument of unseen origin beside a converted one: reported, and the code to write
+    converts that argument alone and leaves the result global (it once converted the converted
+    input again and turned the global output into this process's part)."""
+    text = GUIDE.replace("(key, global_inp)", "(key, global_inp, extra)").replace(
+        "(P(None), P(\"data\"))", "(P(None), P(\"data\"), P(\"data\"))").replace("with mesh:", "def g(extra):\n  with mesh:")
+    text = text.replace("\n    ", "\n      ")
+    found = [f for f in run(text, ["JM504"], fix=False).findings if f.code == "JM504"]
+    assert len(found) == 1 and found[0].fix is None
+    assert "converted with `host_local_array_to_global_array` already" in found[0].message
+    assert found[0].suggestion.splitlines() == [
+        "extra_global, = multihost_utils.host_local_array_to_global_array((extra,), mesh, (P(\"data\"),))",
+        "global_out = pjit(f, in_axis_resources=(P(None), P(\"data\"), P(\"data\")), out_axis_resources=P(\"data\"))"
+        "(key, global_inp, extra_global)",
+    ]
+
+
+def test_a_module_that_turns_jax_array_on_passes_global_values():
+    """`jax.config.update("jax_array", True)`, as the guide enables it: numpy data is a global value."""
+    text = LOOP.format(specs="in_axis_resources=(None, P('data')), out_axis_resources=None") + \
+        "\njax.config.update('jax_array', True)\n"
+    assert [f.code for f in run(text, ["JM504"], fix=False).findings] == []
+    inside = text.replace("\njax.config.update('jax_array', True)\n",
+                          "\ndef setup():\n    jax.config.update('jax_array', True)\n")
+    assert [f.code for f in run(inside, ["JM504"], fix=False).findings] == ["JM504"]  # in a function: not the module's
+
+
+def test_the_conversions_alone_do_not_make_a_module_multi_process():
+    """JM503's fix writes `host_local_array_to_global_array` for mixed FROM_GDA in a single-process
+    program: the module does not become multi-process code for JM504 or the JM701/JM702 plan."""
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.patterns.gda import is_multi_process
+
+    single = GUIDE.replace(" + jax.process_index()", "")
+    assert not is_multi_process(FileContext(single))
+    assert is_multi_process(FileContext(GUIDE))
+    assert is_multi_process(FileContext(single + "multihost_utils.sync_global_devices('x')\n"))
+
+
+def test_replicated_inputs_with_a_sharded_result_convert_the_result_alone():
+    """numpy data under a replicated spec needs no conversion; GDA-era pjit still returned this
+    process's part of a sharded output: the fix converts the result back, and says what may change."""
+    body = ("def run(step, mesh):\n"
+            "    data = np.ones(8) * jax.process_index()\n"
+            "    f = pjit(step, in_axis_resources=None, out_axis_resources=P('data'))\n"
+            "    with mesh:\n"
+            "        out = f(data)\n"
+            "    return out\n")
+    text = HEAD.replace("import jax\n", "import jax\nimport numpy as np\n") + body
+    found = [f for f in run(text, ["JM504"], fix=False).findings if f.code == "JM504"]
+    assert len(found) == 1 and found[0].fix is not None and "the fix converts the result back" in found[0].message
+    out = run(text, ["JM504"], unsafe=True)
+    assert "out = multihost_utils.global_array_to_host_local_array(f(data), mesh, P('data'))" in out.text
+    assert "host_local_array_to_global_array" not in out.text
+
+
+def test_the_evidence_held_may_be_an_import_a_fix_would_drop():
+    """Positional specs: the module says it is GDA-era by its GlobalDeviceArray import alone. The
+    fix that would drop the import (JM502's, with the check that reads the class) waits too."""
+    text = ("import jax\n"
+            "from jax.experimental.global_device_array import GlobalDeviceArray\n"
+            "from jax.experimental.pjit import pjit\n"
+            "from jax.sharding import PartitionSpec as P\n\n\n"
+            "def train(step, mesh, batch):\n"
+            "    p_step = pjit(step, P('data'), None)\n"
+            "    with mesh:\n"
+            "        return p_step(batch[jax.process_index()])\n\n\n"
+            "def is_gda(x):\n"
+            "    assert isinstance(x, GlobalDeviceArray)\n")
+    out = run(text, ["JM502", "JM504"], unsafe=True)
+    assert out.text == text
+    held = [f for f in out.findings if f.code == "JM502" and "held back: JM504 reports this module's pjit calls" in f.message]
+    assert held and all(f.fix is None for f in held)
+    assert "JM504" in [f.code for f in run(out.text, ["JM502", "JM504"], fix=False).findings]
+
+
+def test_a_fix_that_deletes_the_reported_call_is_not_held():
+    """JM301 keeps the jax.Array branch of `if jax.config.jax_array: ... else: <GDA-mode code>`: it
+    deletes the reported call together with its keywords, which resolves the finding."""
+    text = ("import jax\n"
+            "import numpy as np\n"
+            "from jax.experimental.pjit import pjit\n"
+            "from jax.sharding import PartitionSpec as P\n\n\n"
+            "def gather(mesh, inp):\n"
+            "    if jax.config.jax_array:\n"
+            "        return inp\n"
+            "    else:\n"
+            "        with mesh:\n"
+            "            return pjit(lambda x: x, in_axis_resources=P('x'), out_axis_resources=None)(inp)\n\n\n"
+            "rank = jax.process_index()\n")
+    checked = run(text, ["JM101", "JM301", "JM504"], fix=False, target=(0, 4, 14))
+    assert {f.code: f.fix is not None for f in checked.findings} == {"JM101": False, "JM301": True, "JM504": False}
+    out = run(text, ["JM101", "JM301", "JM504"], target=(0, 4, 14))
+    assert "pjit(" not in out.text and out.findings == []
+
+
+def test_a_module_that_turned_jax_array_on_is_remembered_after_jm301_deletes_the_line():
+    """At 0.4.8 JM301 deletes `jax.config.update("jax_array", True)` (no longer an option to turn
+    on) and JM101 keeps `in_axis_resources`: the later rounds of the run still know the module's
+    pjit inputs are global values, and convert nothing."""
+    text = LOOP.format(specs="in_axis_resources=(None, P('data')), out_axis_resources=None").replace(
+        "\n\ndef train", "\njax.config.update('jax_array', True)\n\n\ndef train")
+    out = run(text, unsafe=True, target=(0, 4, 8))
+    assert "jax_array" not in out.text and "multihost_utils" not in out.text
     assert [f.code for f in out.findings if f.code == "JM504"] == []

@@ -94,10 +94,10 @@ HOST_LOCAL = ("import jax\nfrom jax.experimental.pjit import pjit\nfrom jax.shar
               "    p_step = pjit(step, in_axis_resources=(None, P('data')), out_axis_resources=(None, None))\n"
               "    with mesh: state, metrics = p_step(state, batch)\n\n"
               "rank = jax.process_index()\n")
-HOST_LOCAL_CODE = ("state_global, batch_global = multihost_utils.host_local_array_to_global_array("
-                   "(state, batch), mesh, (P(), P('data')))\n"
+HOST_LOCAL_CODE = ("batch_global, = multihost_utils.host_local_array_to_global_array("
+                   "(batch,), mesh, (P('data'),))\n"
                    "state, metrics = multihost_utils.global_array_to_host_local_array("
-                   "p_step(state_global, batch_global), mesh, (P(), P()))")
+                   "p_step(state, batch_global), mesh, (P(), P()))")
 
 
 def test_a_suggestion_of_several_lines_goes_where_multi_line_text_belongs(tmp_path):

@@ -12,7 +12,7 @@ so that a fix round does not make the era unknown.
 from __future__ import annotations
 
 import ast
-from typing import Optional, Tuple, cast
+from typing import List, Optional, Tuple, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.names import canonical
@@ -26,6 +26,9 @@ ARRAY_ON_FUNCTIONS = "functions that set the jax.Array mode"
 #: the key that says the text as given turned `jax_parallel_functions_output_gda` on module-wide
 #: (JM301 deletes that line; JM502 still knows pjit returned GDAs: patterns/pjit_outputs.py)
 GDA_OUTPUTS = "gda outputs"
+#: the key of a module that turns jax.Array on for itself (``jax.config.update("jax_array", True)``
+#: outside any function, as the migration guide enables it), which JM301 deletes
+ARRAY_ON_MODULE = "module turns jax.Array on"
 AXIS_RESOURCES = ("in_axis_resources", "out_axis_resources")
 ERA_FLAGS = ("jax_array", "jax_parallel_functions_output_gda")
 
@@ -39,31 +42,74 @@ def gda_era_evidence(ctx: FileContext) -> Optional[str]:
 
 def written_evidence(ctx: FileContext) -> Optional[str]:
     """The GDA-era evidence this text itself holds (not inherited from before a fix round)."""
-    return ctx.memo("era.written_evidence", _evidence)
+    found = evidence_items(ctx)
+    return min(found, key=lambda item: item[:2])[1] if found else None
 
 
-def _evidence(ctx: FileContext) -> Optional[str]:
-    found = []
+#: one piece of evidence: its line, what it is (``in_axis_resources` at line 12``), its span (the
+#: keyword's name alone, not its value) and its node
+Item = Tuple[int, str, Tuple[int, int], ast.AST]
+
+
+def evidence_items(ctx: FileContext) -> List[Item]:
+    """Every piece of GDA-era evidence the text holds, in no particular order."""
+    return ctx.memo("era.evidence_items", _evidence)
+
+
+def _evidence(ctx: FileContext) -> List[Item]:
+    found: List[Item] = []
     for kw in ctx.nodes(ast.keyword):  # pjit(..., in_axis_resources=...), jtu.with_config(jax_array=True)
         if kw.arg in AXIS_RESOURCES or kw.arg in ERA_FLAGS:
-            found.append((kw.value.lineno, f"`{kw.arg}` at line {kw.value.lineno}"))
+            start = ctx.offset(kw.lineno, kw.col_offset)
+            found.append((kw.value.lineno, f"`{kw.arg}` at line {kw.value.lineno}", (start, start + len(kw.arg)), kw))
     for node, qualname in ctx.qualified():
         if _gda_era_name(qualname):
-            found.append((node.lineno, f"`{qualname.rpartition('.')[2]}` at line {node.lineno}"))
+            found.append((node.lineno, f"`{qualname.rpartition('.')[2]}` at line {node.lineno}", ctx.span(node), node))
     for imp in ctx.nodes(ast.ImportFrom):  # an import nothing reads still says it
         if not imp.level and imp.module:
             for alias in imp.names:
                 if _gda_era_name(canonical(f"{imp.module}.{alias.name}") or ""):
-                    found.append((imp.lineno, f"`{alias.name}` at line {imp.lineno}"))
+                    found.append((imp.lineno, f"`{alias.name}` at line {imp.lineno}", ctx.span(alias), alias))
     for plain in ctx.nodes(ast.Import):
-        found += [(plain.lineno, f"`{a.name}` at line {plain.lineno}")
+        found += [(plain.lineno, f"`{a.name}` at line {plain.lineno}", ctx.span(a), a)
                   for a in plain.names if _gda_era_name(canonical(a.name) or "")]
     for const in ctx.nodes(ast.Constant):
         if isinstance(const.value, str) and const.value in ERA_FLAGS:
-            found.append((const.lineno, f"`{const.value}` at line {const.lineno}"))
+            found.append((const.lineno, f"`{const.value}` at line {const.lineno}", ctx.span(const), const))
     for attr in ctx.attributes(*ERA_FLAGS):
-        found.append((attr.lineno, f"`{attr.attr}` at line {attr.lineno}"))
-    return min(found)[1] if found else None
+        found.append((attr.lineno, f"`{attr.attr}` at line {attr.lineno}", ctx.span(attr), attr))
+    return found
+
+
+def evidence_to_keep(ctx: FileContext, call: Optional[ast.Call] = None) -> Tuple[Tuple[Tuple[int, int], ...], bool]:
+    """The spans of the evidence a finding about ``call`` (a pjit call) rests on, and whether they
+    are the call's own: its ``in_axis_resources``/``out_axis_resources`` keywords, else those of the
+    first call in the module that has them, else the module's first piece of evidence (no span:
+    nothing in this text says it)."""
+    if call is not None:
+        own = _keyword_spans(ctx, call)
+        if own:
+            return own, True
+    return ctx.memo("era.module_evidence_to_keep", _module_evidence), False
+
+
+def _module_evidence(ctx: FileContext) -> Tuple[Tuple[int, int], ...]:
+    found = evidence_items(ctx)
+    keywords = [item for item in found if isinstance(item[3], ast.keyword) and item[3].arg in AXIS_RESOURCES]
+    first = min(keywords or found, key=lambda item: item[:2], default=None)
+    if first is None:
+        return ()
+    holder = ctx.parent(first[3])
+    return _keyword_spans(ctx, holder) if keywords and isinstance(holder, ast.Call) else (first[2],)
+
+
+def _keyword_spans(ctx: FileContext, call: ast.Call) -> Tuple[Tuple[int, int], ...]:
+    spans = []
+    for kw in call.keywords:
+        if kw.arg in AXIS_RESOURCES:
+            start = ctx.offset(kw.lineno, kw.col_offset)
+            spans.append((start, start + len(kw.arg)))
+    return tuple(spans)
 
 
 def _gda_era_name(qualname: str) -> bool:
@@ -83,7 +129,31 @@ def origin_facts(ctx: FileContext) -> dict:
     functions = _array_on_functions(ctx)
     if functions:
         facts[ARRAY_ON_FUNCTIONS] = functions
+    if module_turns_array_on(ctx):
+        facts[ARRAY_ON_MODULE] = True
     return facts
+
+
+def module_turns_array_on(ctx: FileContext) -> bool:
+    """Whether the module turns jax.Array on outside any function: ``jax.config.update("jax_array",
+    True)``, as the migration guide says to enable it "at the top of your main file". Its pjit
+    calls then take global values (0.4.1 in that mode; the legacy runtime too)."""
+    if ctx.origin.get(ARRAY_ON_MODULE):
+        return True
+    for call, _ in ctx.calls_to("jax.config.update"):
+        if (len(call.args) == 2 and isinstance(call.args[0], ast.Constant) and call.args[0].value == "jax_array"
+                and isinstance(call.args[1], ast.Constant) and call.args[1].value is True and not _in_function(ctx, call)):
+            return True
+    return False
+
+
+def _in_function(ctx: FileContext, node: ast.AST) -> bool:
+    parent = ctx.parent(node)
+    while parent is not None:
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return True
+        parent = ctx.parent(parent)
+    return False
 
 
 def array_mode_set_at(ctx: FileContext, node: ast.AST) -> bool:

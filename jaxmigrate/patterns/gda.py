@@ -24,6 +24,10 @@ PARTITION_SPEC = "jax.sharding.PartitionSpec"
 NAMED_SHARDING = "jax.sharding.NamedSharding"
 MULTIHOST_UTILS = "jax.experimental.multihost_utils"
 MULTI_PROCESS_MARKERS = ("jax.process_index", "jax.process_count", "jax.distributed", MULTIHOST_UTILS)
+TO_GLOBAL = f"{MULTIHOST_UTILS}.host_local_array_to_global_array"
+TO_HOST_LOCAL = f"{MULTIHOST_UTILS}.global_array_to_host_local_array"
+#: the jax.Array conversions of host-local values (``multihost_utils``), which raise with jax.Array off
+CONVERSIONS = (TO_GLOBAL, TO_HOST_LOCAL)
 
 # GlobalDeviceArray.from_callback(global_shape, global_mesh, mesh_axes, data_callback) and friends
 GDA_PARAMS = ("global_shape", "global_mesh", "mesh_axes")
@@ -86,10 +90,22 @@ def is_multi_process(ctx: FileContext) -> bool:
 
 
 def _multi_process(ctx: FileContext) -> bool:
-    for _, q in ctx.qualified():
-        if any(q == m or q.startswith(m + ".") for m in MULTI_PROCESS_MARKERS):
+    for node, q in ctx.qualified():
+        if any(q == m or q.startswith(m + ".") for m in MULTI_PROCESS_MARKERS) and not _conversion(ctx, node, q):
             return True
     return False
+
+
+def _conversion(ctx: FileContext, node: ast.expr, qualname: str) -> bool:
+    """Whether ``node`` names (or is the module in ``multihost_utils.<name>`` of) one of the
+    jax.Array conversions, which say nothing of processes: the migration guide writes them for
+    code that may run on one (they change nothing there), and JM503's fix writes them for mixed
+    ``FROM_GDA``. A module they alone mark is no multi-process code."""
+    if qualname in CONVERSIONS:
+        return True
+    parent = ctx.parent(node)
+    return qualname == MULTIHOST_UTILS and isinstance(parent, ast.Attribute) and parent.value is node \
+        and ctx.qualname(parent) in CONVERSIONS
 
 
 def outputs_are_global(ctx: FileContext) -> bool:

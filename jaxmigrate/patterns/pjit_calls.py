@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Set, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Edit, ImportRef
-from jaxmigrate.patterns.era import array_mode_set_at, gda_era_evidence
+from jaxmigrate.patterns.era import array_mode_set_at, gda_era_evidence, module_turns_array_on
 from jaxmigrate.patterns.gda import (
     FROM_GDA,
-    MULTIHOST_UTILS,
     PARTIAL,
     PJIT,
+    TO_GLOBAL,
+    TO_HOST_LOCAL,
     is_multi_process,
+    is_partition_spec,
     migrated_mesh_text,
     outputs_are_global,
     spec_source,
@@ -236,8 +238,8 @@ def unconverted_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Cal
 
 def _unconverted_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call]]]:
     calls = list(pjit_calls(ctx))
-    if not calls or not is_multi_process(ctx):
-        return []
+    if not calls or not is_multi_process(ctx) or module_turns_array_on(ctx):
+        return []  # (a module that turns jax.Array on passes global values: patterns/era.py)
     sites: List[Tuple[PjitCall, Optional[ast.Call]]] = []
     for pj in calls:
         if any(ctx.qualname(n) == FROM_GDA for n in ast.walk(pj.value) if isinstance(n, (ast.Name, ast.Attribute))):
@@ -246,13 +248,13 @@ def _unconverted_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Ca
             continue  # written for jax.Array: its inputs are global
         inline = inline_site(ctx, pj)
         if inline is not None:  # `pjit(f, ...)(x)`: the call is right there
-            if _pending(ctx, inline) and not array_mode_set_at(ctx, inline):
+            if _pending(ctx, pj, inline) and not array_mode_set_at(ctx, inline):
                 sites.append((pj, inline))
             continue
         if pj.name is None:
             sites.append((pj, None))
             continue
-        sites.extend((pj, site) for site in call_sites(ctx, pj) if _pending(ctx, site) and not array_mode_set_at(ctx, site))
+        sites.extend((pj, site) for site in call_sites(ctx, pj) if _pending(ctx, pj, site) and not array_mode_set_at(ctx, site))
     return sites
 
 
@@ -276,39 +278,170 @@ def _takes_shardings(ctx: FileContext, pj: PjitCall) -> bool:
     return False
 
 
-def _pending(ctx: FileContext, site: ast.Call) -> bool:
-    """Whether an argument may be host data still (not global, not a Python number), or the call
-    passes none it can tell (``f(*args)``, ``f(x=batch)``): not converted yet."""
+def _pending(ctx: FileContext, pj: PjitCall, site: ast.Call) -> bool:
+    """Whether an argument may be host data still (not global, not a Python number, not under a
+    replicated spec), or the result is this process's part of a global output still to convert
+    back, or the call passes no argument it can tell (``f(*args)``, ``f(x=batch)``)."""
     if not site.args or site.keywords or any(isinstance(a, ast.Starred) for a in site.args):
-        return not _converted(ctx, site)
-    return any(kind in (HOST, UNKNOWN) for kind in argument_kinds(ctx, site))
+        return not site.args or not all(is_converted(ctx, a) for a in site.args)
+    args = site_arguments(ctx, pj, site)
+    return bool(args.convert or args.unknown) or args.host_data and output_open(ctx, pj, site, args)
+
+
+@dataclass
+class SiteArguments:
+    """What a call's positional arguments are, as far as the module shows (see ``site_arguments``)."""
+
+    kinds: List[str]  # the provenance of each (patterns/provenance.py)
+    replicated: List[bool]  # passed as it is whatever it holds: its spec is replicated, or it is static
+    converted: bool  # one of them was converted with `host_local_array_to_global_array` already
+
+    @property
+    def convert(self) -> List[int]:
+        """The positions of host data under a spec that shards it: what a conversion takes."""
+        return [i for i, k in enumerate(self.kinds) if k == HOST and not self.replicated[i]]
+
+    @property
+    def unknown(self) -> List[int]:
+        """The positions of values of unseen origin under a spec that may shard them."""
+        return [i for i, k in enumerate(self.kinds) if k == UNKNOWN and not self.replicated[i]]
+
+    @property
+    def host_data(self) -> bool:
+        """Some argument may be host data (under any spec)."""
+        return any(k in (HOST, UNKNOWN) for k in self.kinds)
+
+
+def site_arguments(ctx: FileContext, pj: PjitCall, site: ast.Call) -> SiteArguments:
+    """The arguments of ``site`` (a call with positional arguments only). An argument under a
+    replicated spec (``None``, ``P()``) needs no conversion: host-local and global coincide there
+    (the migration guide: "the shape is already global"), so a key made on every process with
+    ``PRNGKey`` is passed as it is."""
+    found = ctx.memo("pjit_calls.site_arguments", lambda _: {})
+    key = id(site)
+    if key not in found:
+        specs = position_specs(ctx, pj, site)
+        static = static_positions(pj) or set()
+        replicated = [i in static or spec is not None and is_replicated(ctx, spec) for i, spec in enumerate(specs)]
+        found[key] = SiteArguments(argument_kinds(ctx, site), replicated, any(is_converted(ctx, a) for a in site.args))
+    return found[key]
+
+
+def position_specs(ctx: FileContext, pj: PjitCall, site: ast.Call) -> List[Optional[ast.expr]]:
+    """The input spec of each positional argument of ``site``: the element of a tuple of specs
+    (``in_axis_resources`` covers the arguments that are not static, in order), or a single spec,
+    which pjit reads as a prefix of every argument; None where it is not known (or static)."""
+    unknown: List[Optional[ast.expr]] = [None] * len(site.args)
+    static = static_positions(pj)
+    if static is None or pj.value is None:
+        return unknown
+    dynamic = [i for i in range(len(site.args)) if i not in static]
+    value = pj.value
+    if isinstance(value, ast.Name):  # `specs = (P(), P("x"))` assigned once
+        stmt = ctx.single_assignment(value)
+        if stmt is not None and isinstance(stmt.value, (ast.Tuple, ast.List)):
+            value = stmt.value
+    if isinstance(value, (ast.Tuple, ast.List)):
+        if len(value.elts) != len(dynamic) or any(isinstance(e, ast.Starred) for e in value.elts):
+            return unknown
+        for i, spec in zip(dynamic, value.elts):
+            unknown[i] = spec
+        return unknown
+    if value is pj.value and is_spec_literal(ctx, value):
+        for i in dynamic:
+            unknown[i] = value
+    return unknown
+
+
+def is_spec_literal(ctx: FileContext, spec: ast.expr) -> bool:
+    """``None`` or a PartitionSpec: a leaf that pjit applies to everything under it."""
+    return isinstance(spec, ast.Constant) and spec.value is None or is_partition_spec(ctx, spec)
+
+
+def is_replicated(ctx: FileContext, spec: ast.expr, depth: int = 0) -> bool:
+    """Whether a spec (of one argument or output, any pytree prefix of it) replicates every leaf:
+    ``None``, ``P()``, ``P(None, None)``, a tuple of those, or a name assigned one once."""
+    if isinstance(spec, ast.Constant):
+        return spec.value is None
+    if isinstance(spec, (ast.Tuple, ast.List)):
+        return bool(spec.elts) and all(is_replicated(ctx, e, depth) for e in spec.elts)
+    if isinstance(spec, ast.Call):
+        return (is_partition_spec(ctx, spec) and not spec.keywords
+                and all(isinstance(a, ast.Constant) and a.value is None for a in spec.args))
+    if isinstance(spec, ast.Name) and depth < 3:
+        stmt = ctx.single_assignment(spec)
+        return stmt is not None and len(stmt.targets) == 1 and is_replicated(ctx, stmt.value, depth + 1)
+    return False
+
+
+def static_positions(pj: PjitCall) -> Optional[Set[int]]:
+    """The positions pjit's literal ``static_argnums`` names (empty without one), None when they
+    are not literal or ``static_argnames`` is given."""
+    found: Set[int] = set()
+    for kw in pj.call.keywords:
+        if kw.arg == "static_argnames":
+            return None
+        if kw.arg == "static_argnums":
+            try:
+                value = ast.literal_eval(kw.value)
+            except ValueError:
+                return None
+            items = value if isinstance(value, (tuple, list)) else (value,)
+            if not all(isinstance(i, int) and i >= 0 for i in items):
+                return None
+            found |= set(items)
+    return found
+
+
+def output_open(ctx: FileContext, pj: PjitCall, site: ast.Call, args: SiteArguments) -> bool:
+    """Whether the call's result is this process's part of the output under GDA-era pjit and is
+    not converted back yet: the module did not turn on GDA outputs, the result is used and not
+    passed to `global_array_to_host_local_array` already, its spec may shard it, and the call
+    converts none of its inputs itself (code that does was written for jax.Array, whose outputs
+    are global; a fix that converts the inputs converts the result in the same edit)."""
+    if outputs_are_global(ctx) or args.converted or isinstance(ctx.parent(site), ast.Expr) or result_converted(ctx, site):
+        return False
+    out = out_value(pj)
+    return out is None or not is_replicated(ctx, out)
+
+
+def result_converted(ctx: FileContext, site: ast.Call) -> bool:
+    """``global_array_to_host_local_array(site, ...)``: the result goes back to this process's part."""
+    parent = ctx.parent(site)
+    return isinstance(parent, ast.Call) and bool(parent.args) and parent.args[0] is site \
+        and ctx.qualname(parent.func) == TO_HOST_LOCAL
 
 
 def argument_kinds(ctx: FileContext, site: ast.Call) -> List[str]:
     """The provenance of each argument of ``site`` (patterns/provenance.py): the outputs of the
-    module's pjitted functions are global if it turned on GDA outputs, else host-local."""
+    module's pjitted functions (named, or called where they are made) are global if it turned on
+    GDA outputs or the call converts inputs itself (jax.Array code), else host-local."""
     names = ctx.memo("pjit_calls.pjit names", lambda c: {pj.name for pj in pjit_calls(c) if pj.name})
     output = GLOBAL if outputs_are_global(ctx) else HOST
 
     def pjit_output(call: ast.Call) -> Optional[str]:
-        return output if isinstance(call.func, ast.Name) and call.func.id in names else None
+        func = call.func
+        if not (isinstance(func, ast.Name) and func.id in names
+                or isinstance(func, ast.Call) and ctx.qualname(func.func) == PJIT):
+            return None
+        return GLOBAL if any(is_converted(ctx, a) for a in call.args) else output
 
     return [provenance(ctx, a, pjit_output) for a in site.args]
 
 
-def _converted(ctx: FileContext, site: ast.Call) -> bool:
-    """Every argument is a name bound only from ``host_local_array_to_global_array``: done already."""
-    to_global = f"{MULTIHOST_UTILS}.host_local_array_to_global_array"
-    for arg in site.args:
-        if not isinstance(arg, ast.Name):
-            return False
-        bindings = ctx.bindings(arg)
-        if not bindings or not all(
-            isinstance(b.node, ast.Assign) and isinstance(b.node.value, ast.Call)
-            and ctx.qualname(b.node.value.func) == to_global for b in bindings
-        ):
-            return False
-    return bool(site.args)
+def is_converted(ctx: FileContext, arg: ast.expr) -> bool:
+    """Whether ``arg`` is the result of ``host_local_array_to_global_array``: the call itself, an
+    element of it, or a name bound only from it (``x_global``, ``a, b = ...``)."""
+    while isinstance(arg, ast.Subscript):
+        arg = arg.value
+    if isinstance(arg, ast.Call):
+        return ctx.qualname(arg.func) == TO_GLOBAL
+    if not isinstance(arg, ast.Name):
+        return False
+    bindings = ctx.bindings(arg)
+    return bool(bindings) and all(
+        isinstance(b.node, ast.Assign) and isinstance(b.node.value, ast.Call)
+        and ctx.qualname(b.node.value.func) == TO_GLOBAL for b in bindings)
 
 
 PARTITIONING_METHODS = ("partition", "compile")
@@ -318,7 +451,7 @@ def partitioned_calls(ctx: FileContext) -> List[Tuple[ast.Call, ast.Call]]:
     """In GDA-era multi-process code, (call, origin) for each call of a function a partitioner made
     (``f = self._partitioner.partition(fn, ...)``, ``.compile(...)``: pjit inside a project's
     object, which JM504 cannot see into), ``origin`` being the ``partition``/``compile`` call."""
-    if not is_multi_process(ctx) or gda_era_evidence(ctx) is None:
+    if not is_multi_process(ctx) or gda_era_evidence(ctx) is None or module_turns_array_on(ctx):
         return []
     made = {}  # the target's text -> the partition/compile call that made it
     for stmt in ctx.nodes(ast.Assign):

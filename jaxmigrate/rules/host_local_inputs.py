@@ -8,26 +8,25 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import insert_before, statement_prefix
-from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
-from jaxmigrate.patterns.era import gda_era_evidence, written_evidence
-from jaxmigrate.patterns.gda import (
-    MULTI_PROCESS_MARKERS,
-    MULTIHOST_UTILS,
-    PJIT,
-    outputs_are_global,
-    spec_source,
-)
+from jaxmigrate.core.findings import Edit, Evidence, Finding, Fix, ImportRef
+from jaxmigrate.patterns.era import evidence_to_keep, gda_era_evidence, written_evidence
+from jaxmigrate.patterns.gda import MULTI_PROCESS_MARKERS, MULTIHOST_UTILS, PJIT, outputs_are_global, spec_source
 from jaxmigrate.patterns.pjit_calls import (
     PjitCall,
-    argument_kinds,
+    SiteArguments,
     host_local_output,
     host_local_sites,
     mesh_for,
     out_value,
+    output_open,
     partitioned_calls,
+    position_specs,
+    result_converted,
+    site_arguments,
     statement_of,
+    static_positions,
 )
-from jaxmigrate.patterns.provenance import HOST, UNKNOWN
+from jaxmigrate.patterns.provenance import UNKNOWN
 from jaxmigrate.prefilter import name_triggers
 from jaxmigrate.rules.base import Example, Rule, short, snippet
 
@@ -36,7 +35,9 @@ class HostLocalInputs(Rule):
     """
     ## What it does
     In multi-process code (a module that uses `jax.process_index`, `jax.process_count`,
-    `jax.distributed` or `multihost_utils`) written for GDA-era pjit (a pjit spelled with
+    `jax.distributed` or `multihost_utils`, other than its two conversions alone, which the
+    migration guide writes for code that may run on one process and JM503's fix writes for mixed
+    `FROM_GDA`) written for GDA-era pjit (a pjit spelled with
     `in_axis_resources`/`out_axis_resources`, a GlobalDeviceArray name, or the `jax_array` /
     `jax_parallel_functions_output_gda` flags: code that says none of these was written for
     jax.Array and is left alone), reports every call of a pjitted function whose
@@ -54,8 +55,16 @@ class HostLocalInputs(Rule):
     (`batch[jax.process_index()]`), containers of those, and the outputs of the module's pjits
     (host-local unless the module turned on GDA outputs). A GDA, an array made by `device_put` or
     `make_array_from_*` (global already) and a Python number (which the conversion cannot take)
-    are passed as they are; an argument whose origin the module does not show (a parameter, a
-    loop variable) makes the call reported with the code to write, not converted.
+    are passed as they are, and so is any argument under a replicated spec (`None`, `P()`): there
+    host-local and global coincide (the migration guide: "the shape is already global"), a key
+    made with `PRNGKey` on every process included. An argument whose origin the module does not
+    show (a parameter, a loop variable) is not converted: the fix converts the host data beside
+    it and the call stays reported for it, with the code to write.
+
+    A call that converts some of its inputs with `host_local_array_to_global_array` itself is
+    jax.Array code (the conversion raises with jax.Array off), as the migration guide writes it:
+    its result is global and stays so, and an argument it leaves that may be host data is
+    reported, not converted.
 
     A pjit called where it is made, `pjit(f, ...)(batch)`, is converted the same way. Code that
     set the jax.Array mode for itself is left alone: a pjit whose input specs are Sharding
@@ -69,9 +78,12 @@ class HostLocalInputs(Rule):
     A function a project's partitioner makes (`self._step = self._partitioner.partition(fn, ...)`
     or `.compile(...)`: a pjit JM504 cannot see into) is reported at each call.
 
-    The safe fixes rewrite some of that evidence (JM101 spells `in_shardings`): a `fix` run keeps the
-    era of the text as given for its findings and says so in them. Review those calls in that run,
-    since a later `check` of the fixed text cannot tell it from code written for jax.Array.
+    A finding rests on what shows the code GDA-era: the reported pjit's own
+    `in_axis_resources`/`out_axis_resources` keywords (else the module's first such sign). While
+    it stands, a fix that would rewrite that text is held back and says so (JM101's rename of
+    those keywords): a safe `fix`, whose output pre-commit and CI throw away, would otherwise leave
+    a file every later `check` takes for code written for jax.Array. Once the calls are converted
+    (or silenced with `# noqa: JM504` once reviewed), the rename applies.
 
     ## Why is this bad?
     Before jax.Array, pjit took the inputs that were not GDAs as *host-local*: each process
@@ -79,7 +91,8 @@ class HostLocalInputs(Rule):
     order), and it handed back host-local outputs. jax.Array's pjit takes every input as the
     global value: code that feeds per-process batches now computes on the wrong data, silently,
     and only when run with two or more processes. The fix is unsafe because it needs judgement:
-    an argument that is already a global jax.Array must not be converted.
+    an argument that is already a global jax.Array must not be converted; its message names what
+    it converts.
     """
 
     code = "JM504"
@@ -119,13 +132,13 @@ class HostLocalInputs(Rule):
                     params = np.zeros(4)
                     p_step = pjit(step, in_axis_resources=(None, P("data")), out_axis_resources=None)
                     with mesh:
-                        params_global, arg2_global = multihost_utils.host_local_array_to_global_array(
-                            (params, batch[jax.process_index()]), mesh, (P(), P("data")))
-                        loss = multihost_utils.global_array_to_host_local_array(p_step(params_global, arg2_global), mesh, P())
+                        arg2_global, = multihost_utils.host_local_array_to_global_array(
+                            (batch[jax.process_index()],), mesh, (P("data"),))
+                        loss = multihost_utils.global_array_to_host_local_array(p_step(params, arg2_global), mesh, P())
                     return loss
             """),
             unsafe=True,
-            title="numpy data and this process's slice of a batch are converted",
+            title="this process's slice of a batch is converted; numpy data under a replicated spec is passed as it is",
         ),
         Example(
             snippet("""
@@ -165,12 +178,42 @@ class HostLocalInputs(Rule):
                 from jax.sharding import PartitionSpec as P
 
                 def train(step, mesh, params, batch):
-                    p_step = pjit(step, in_axis_resources=(None, P("data")), out_axis_resources=None)
+                    p_step = pjit(step, in_axis_resources=(P("model"), P("data")), out_axis_resources=None)
                     with mesh:
                         return p_step(params, batch[jax.process_index()])
             """),
+            snippet("""
+                import jax
+                from jax.experimental import multihost_utils
+                from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
+
+                def train(step, mesh, params, batch):
+                    p_step = pjit(step, in_axis_resources=(P("model"), P("data")), out_axis_resources=None)
+                    with mesh:
+                        arg2_global, = multihost_utils.host_local_array_to_global_array(
+                            (batch[jax.process_index()],), mesh, (P("data"),))
+                        return multihost_utils.global_array_to_host_local_array(p_step(params, arg2_global), mesh, P())
+            """),
+            unsafe=True,
+            title="this process's data is converted; an argument whose origin is not visible (a parameter) is left, "
+                  "and the call stays reported for it",
+        ),
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
+
+                def train(step, mesh, params, batch):
+                    p_step = pjit(step, in_axis_resources=(None, P("data")), out_axis_resources=None)
+                    with mesh:
+                        return p_step(params, batch)
+
+                rank = jax.process_index()
+            """),
             flagged=True,
-            title="an argument whose origin is not visible (a parameter) is reported, not converted",
+            title="an argument whose origin is not visible, under a spec that shards it, is reported, not converted",
         ),
         Example(
             snippet("""
@@ -188,18 +231,20 @@ class HostLocalInputs(Rule):
             snippet("""
                 import jax
                 from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
 
                 def run(step, mesh, a, b):
-                    f = pjit(step, in_axis_resources=(None, None), out_axis_resources=None)
+                    f = pjit(step, in_axis_resources=(None, P("data")), out_axis_resources=None)
                     with mesh: out = f(a, b[jax.process_index()])
                     return out
             """),
             snippet("""
                 import jax
                 from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
 
                 def run(step, mesh, a, b):
-                    f = pjit(step, in_axis_resources=(None, None), out_axis_resources=None)
+                    f = pjit(step, in_axis_resources=(None, P("data")), out_axis_resources=None)
                     with mesh: out = f(a, b[jax.process_index()])
                     return out
             """),
@@ -219,6 +264,23 @@ class HostLocalInputs(Rule):
             """),
             title="code written for jax.Array (the `in_shardings` spelling, no GDA-era name) passes global values",
         ),
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental import multihost_utils
+                from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
+
+                def train(f, mesh, data):
+                    key = jax.random.PRNGKey(0)
+                    with mesh:
+                        batch = multihost_utils.host_local_array_to_global_array(
+                            data[jax.process_index()], mesh, P("data"))
+                        return pjit(f, in_axis_resources=(None, P("data")), out_axis_resources=P("data"))(key, batch)
+            """),
+            title="the migration guide's jax.Array code: a key under a replicated spec and a converted batch are "
+                  "passed as they are, and the global result stays global",
+        ),
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
@@ -226,72 +288,147 @@ class HostLocalInputs(Rule):
             yield self.finding(ctx, call, f"`{short(ctx.text(call.func))}` was made by `{short(ctx.text(origin.func))}"
                                "(...)`, a pjit inside a partitioner: in GDA-era multi-process code its inputs were "
                                "host-local, and jax.Array takes them as global values: convert host data with "
-                               "`multihost_utils.host_local_array_to_global_array` (or check the partitioner does)")
+                               "`multihost_utils.host_local_array_to_global_array` (or check the partitioner does)",
+                               rests_on=_evidence(ctx, None))
         sites = host_local_sites(ctx)
-        outputs_global = outputs_are_global(ctx) if sites else False
         note = _inherited_era(ctx) if sites else ""
         for pj, site in sites:
             if site is None:
                 yield self.finding(ctx, pj.call, "in multi-process code this pjit's inputs were host-local under GDA-era "
                                    f"pjit; jax.Array takes them as global values{note}",
-                                   suggestion=_suggestion(ctx, pj, None, outputs_global))
+                                   suggestion=_suggestion(ctx, pj, None), rests_on=_evidence(ctx, pj.call))
             else:
-                finding = self._site(ctx, pj, site, outputs_global, note)
+                finding = self._site(ctx, pj, site, note)
                 if finding is not None:
                     yield finding
 
-    def _site(self, ctx: FileContext, pj: PjitCall, site: ast.Call, outputs_global: bool, note: str) -> Optional[Finding]:
+    def _site(self, ctx: FileContext, pj: PjitCall, site: ast.Call, note: str) -> Optional[Finding]:
         label = f"`{pj.name}`" if pj.name else "this pjit"
         message = (f"{label} was written for host-local inputs (GDA-era pjit assembled each process's slice into "
                    f"the global array); jax.Array takes them as global values: convert with `multihost_utils`{note}")
+        evidence = _evidence(ctx, pj.call)
         reason = _cannot(ctx, pj, site)
-        kinds = argument_kinds(ctx, site)
-        unknown = [a for a, k in zip(site.args, kinds) if k == UNKNOWN]
-        convert = [i for i, k in enumerate(kinds) if k == HOST]
-        if not reason and unknown:
-            reason = (f"where `{short(ctx.text(unknown[0]))}` comes from is not visible here: convert it if it is this "
-                      "process's data, not if it is a global jax.Array or a Python number")
-        elif not reason and len(convert) < len(kinds) and not _is_tuple(pj.value):
-            reason = "some arguments are global or Python numbers and the specs are not a tuple: convert the others by hand"
         if reason:
-            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site, outputs_global))
-        if not convert:
-            return None  # global values and Python numbers (converted already, or never host-local)
+            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site),
+                                rests_on=evidence)
+        args = site_arguments(ctx, pj, site)
+        convert, unknown = args.convert, args.unknown
+        unseen = [i for i, k in enumerate(args.kinds) if k == UNKNOWN]
+        if args.converted:  # jax.Array-mode code, or a fix that left values of unseen origin
+            listed, one = _listed(ctx, site, convert + unknown), len(convert + unknown) == 1
+            reason = (f"the call takes inputs converted with `host_local_array_to_global_array` already (by hand, as "
+                      f"code written for jax.Array does, or by this rule's fix): convert {listed} too only if "
+                      f"{'it is' if one else 'they are'} this process's data")
+        elif unknown and not convert:
+            one = len(unknown) == 1
+            what = "it is a global jax.Array or a Python number" if one else "they are global jax.Arrays or Python numbers"
+            reason = (f"where {_listed(ctx, site, unknown)} {'comes' if one else 'come'} from is not visible here: "
+                      f"convert {'it if it is' if one else 'them if they are'} this process's data, not if {what}")
+        elif convert and _spec_for(ctx, pj, site, convert) is None:
+            reason = "the specs are not a tuple and some arguments need no conversion: convert the others by hand"
+        elif not convert and unseen:  # replicated inputs, a result to convert back
+            one = len(unseen) == 1
+            reason = (f"where {_listed(ctx, site, unseen)} {'comes' if one else 'come'} from is not visible here: "
+                      f"{'its spec is' if one else 'their specs are'} replicated, which needs no conversion, but if the "
+                      "call is GDA-era code its result is this process's part, to convert back")
+        if reason:
+            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site),
+                                rests_on=evidence)
+        if not convert and not output_open(ctx, pj, site, args):
+            return None  # global values, Python numbers and replicated inputs (converted already, or never host-local)
+        return self._fix(ctx, pj, site, args, message, evidence)
+
+    def _fix(self, ctx: FileContext, pj: PjitCall, site: ast.Call, args: SiteArguments, message: str,
+             evidence: Optional[Evidence]) -> Finding:
+        """The unsafe fix: this process's data converted before the call, the result back after it."""
+        convert, unknown = args.convert, args.unknown
         mesh = mesh_for(ctx, site)
         stmt = statement_of(ctx, site)
         mhu, imports = importer(ctx).reference(MULTIHOST_UTILS, at=site)
-        converted = [site.args[i] for i in convert]
-        names = _global_names(ctx, converted, convert)
-        args = [ctx.text(a) for a in converted]
+        edits: List[Edit] = []
         more: Tuple[ImportRef, ...] = ()
-        if len(convert) < len(kinds):  # global values and numbers are passed as they are
-            elts = pj.value.elts  # type: ignore[attr-defined]  # pj.value is a tuple: checked above
-            specs = [spec_source(ctx, elts[i], site) for i in convert]
-            spec_text = ", ".join(s for s, _ in specs) + ("," if len(specs) == 1 else "")
-            more = tuple(r for _, refs in specs for r in refs)
-            one = "," if len(names) == 1 else ""
-            lines = [f"{', '.join(names)}{one} = {mhu}.host_local_array_to_global_array(\n"
-                     f"    ({', '.join(args)}{one}), {mesh}, ({spec_text}))"]
-        elif len(args) == 1 and _is_tuple(pj.value):  # one argument, one spec
-            in_spec, more = spec_source(ctx, pj.value.elts[0], site)  # type: ignore[attr-defined]  # pj.value is a tuple: _is_tuple
-            lines = [f"{names[0]} = {mhu}.host_local_array_to_global_array({args[0]}, {mesh}, {in_spec})"]
-        elif len(args) == 1:  # a spec for the tuple of arguments (a prefix, as pjit read it)
-            in_spec, more = spec_source(ctx, pj.value, site)
-            lines = [f"{names[0]}, = {mhu}.host_local_array_to_global_array(({args[0]},), {mesh}, {in_spec})"]
-        else:
-            in_spec, more = spec_source(ctx, pj.value, site)
-            lines = [f"{', '.join(names)} = {mhu}.host_local_array_to_global_array(\n"
-                     f"    ({', '.join(args)}), {mesh}, {in_spec})"]
-        edits: List[Edit] = [insert_before(ctx, stmt, lines)]  # type: ignore[arg-type]  # stmt is set: _cannot checked it
-        edits += [ctx.replace(a, n) for a, n in zip(converted, names)]
-        if not outputs_global:
+        converted = [site.args[i] for i in convert]
+        if convert:
+            names = _global_names(ctx, converted, convert)
+            texts = [ctx.text(a) for a in converted]
+            to_global = f"{mhu}.host_local_array_to_global_array("
+            whole = _whole(ctx, pj, site, convert)
+            if len(convert) == 1 and whole and _is_tuple(pj.value):  # one argument, one spec
+                spec, more = spec_source(ctx, pj.value.elts[0], site)  # type: ignore[attr-defined]  # a tuple: _is_tuple
+                line = f"{names[0]} = {to_global}{texts[0]}, {mesh}, {spec})"
+            else:  # a tuple of specs, or one spec, which is a prefix of each argument (as pjit read it)
+                spec, more = _spec_for(ctx, pj, site, convert)  # type: ignore[misc]  # not None: _site checked it
+                one = "," if len(convert) == 1 else ""
+                line = (f"{names[0]}, = {to_global}({texts[0]},), {mesh}, {spec})" if one and whole else
+                        f"{', '.join(names)}{one} = {to_global}\n    ({', '.join(texts)}{one}), {mesh}, {spec})")
+            edits.append(insert_before(ctx, stmt, [line]))  # type: ignore[arg-type]  # stmt is set: _cannot checked it
+            edits += [ctx.replace(a, n) for a, n in zip(converted, names)]
+        back = not outputs_are_global(ctx) and not result_converted(ctx, site)
+        if back:
             out_edits, extra = host_local_output(ctx, pj, site, mhu, mesh)  # type: ignore[arg-type]  # mesh is set: _cannot checked it
             edits += out_edits
             more += extra
+            back = bool(out_edits)
+        if convert:  # what may change, said in the message
+            them = "it is" if len(convert) == 1 else "they are"
+            changes = (f"; the fix converts {_listed(ctx, site, convert)} before the call"
+                       f"{' and the result back after it' if back else ''}, as GDA-era pjit did: if {them} a global "
+                       "jax.Array already, what the call computes changes")
+        else:
+            changes = ("; the fix converts the result back to this process's part, as GDA-era pjit returned it: if the "
+                       "call was written for jax.Array, what it returns changes")
+        if unknown:
+            single = len(unknown) == 1
+            changes += (f"; {_listed(ctx, site, unknown)} {'is' if single else 'are'} left as "
+                        f"{'it is' if single else 'they are'} (where {'it comes' if single else 'they come'} from is not "
+                        "visible here) and the call stays reported")
         fix = Fix("unsafe", edits=tuple(edits), add_imports=tuple(imports) + more)
-        return self.finding(ctx, site, message, fix)
+        return self.finding(ctx, site, message + changes, fix, rests_on=evidence)
 
 
+#: what a fix held back for JM504's evidence says (engine/evidence.py)
+OWN_EVIDENCE = ("JM504 reports this pjit's calls by this keyword (it shows their inputs were host-local, GDA-era "
+                "pjit); rewritten once they are converted or known to be global")
+MODULE_EVIDENCE = ("JM504 reports this module's pjit calls by this (it shows the module was written for GDA-era pjit, "
+                   "whose inputs were host-local); rewritten once they are converted or known to be global")
+
+
+def _evidence(ctx: FileContext, call: Optional[ast.Call]) -> Optional[Evidence]:
+    """The text a finding rests on: what shows it GDA-era (a later ``check`` needs it)."""
+    spans, own = evidence_to_keep(ctx, call)
+    return Evidence(spans, OWN_EVIDENCE if own else MODULE_EVIDENCE) if spans else None
+
+
+def _listed(ctx: FileContext, site: ast.Call, positions: Sequence[int]) -> str:
+    return ", ".join(f"`{short(ctx.text(site.args[i]))}`" for i in sorted(positions))
+
+
+def _whole(ctx: FileContext, pj: PjitCall, site: ast.Call, positions: Sequence[int]) -> bool:
+    """Whether ``positions`` are every argument pjit's input specs cover."""
+    static = static_positions(pj) or set()
+    return list(positions) == [i for i in range(len(site.args)) if i not in static]
+
+
+def _spec_for(ctx: FileContext, pj: PjitCall, site: ast.Call,
+              positions: Sequence[int]) -> Optional[Tuple[str, Tuple[ImportRef, ...]]]:
+    """The input specs of the arguments at ``positions``, as the conversion takes them: pjit's own
+    when they are all its arguments, else the tuple of their elements (``specs[1]`` of a tuple
+    assigned to a name), or a single spec, which is a prefix of each; None where not known."""
+    if _whole(ctx, pj, site, positions):
+        return spec_source(ctx, pj.value, site)
+    specs = position_specs(ctx, pj, site)
+    if any(specs[i] is None for i in positions):
+        return None
+    if isinstance(pj.value, (ast.Tuple, ast.List)):
+        parts = [spec_source(ctx, specs[i], site) for i in positions]  # type: ignore[arg-type]  # not None: checked above
+        text = ", ".join(p for p, _ in parts) + ("," if len(parts) == 1 else "")
+        return f"({text})", tuple(r for _, refs in parts for r in refs)
+    if isinstance(pj.value, ast.Name) and specs[positions[0]] is not pj.value:  # a tuple assigned to the name
+        static = static_positions(pj) or set()
+        dynamic = [i for i in range(len(site.args)) if i not in static]
+        text = ", ".join(f"{pj.value.id}[{dynamic.index(i)}]" for i in positions) + ("," if len(positions) == 1 else "")
+        return f"({text})", ()
+    return spec_source(ctx, pj.value, site)  # one spec: a prefix of every argument
 
 
 def _inherited_era(ctx: FileContext) -> str:
@@ -308,7 +445,7 @@ def _cannot(ctx: FileContext, pj: PjitCall, site: ast.Call) -> Optional[str]:
         return f"the call at line {site.lineno} does not pass its arguments positionally"
     if not isinstance(pj.spec, ast.keyword):
         return "positional shardings"
-    if _static(pj) != set():  # in_shardings leave them out: the conversion must too
+    if static_positions(pj) != set():  # in_shardings leave them out: the conversion must too
         return "`static_argnums`/`static_argnames`: convert the other arguments by hand"
     if _is_tuple(pj.value) and len(pj.value.elts) != len(site.args):  # type: ignore[attr-defined]  # a tuple: _is_tuple
         return f"the call at line {site.lineno} passes {len(site.args)} arguments for {len(pj.value.elts)} specs"  # type: ignore[attr-defined]  # a tuple: _is_tuple
@@ -324,25 +461,6 @@ def _cannot(ctx: FileContext, pj: PjitCall, site: ast.Call) -> Optional[str]:
         if not _visible_at(ctx, spec, site):
             return f"the shardings of `{pj.name or 'pjit'}` use names not visible at the call at line {site.lineno}"
     return None
-
-
-def _static(pj: PjitCall) -> Optional[set]:
-    """The positions pjit's literal ``static_argnums`` names (empty without one), None when they
-    are not literal or ``static_argnames`` is given."""
-    found: set = set()
-    for kw in pj.call.keywords:
-        if kw.arg == "static_argnames":
-            return None
-        if kw.arg == "static_argnums":
-            try:
-                value = ast.literal_eval(kw.value)
-            except ValueError:
-                return None
-            items = value if isinstance(value, (tuple, list)) else (value,)
-            if not all(isinstance(i, int) and i >= 0 for i in items):
-                return None
-            found |= set(items)
-    return found
 
 
 def _is_tuple(node: ast.AST) -> bool:
@@ -373,30 +491,44 @@ def _global_names(ctx: FileContext, args: Sequence[ast.expr], positions: Sequenc
     return names
 
 
-def _suggestion(ctx: FileContext, pj: PjitCall, site: Optional[ast.Call], outputs_global: bool) -> str:
+def _suggestion(ctx: FileContext, pj: PjitCall, site: Optional[ast.Call]) -> str:
     """The code to write, one statement a line, with this call's own arguments and specs where
-    they are known: the inputs converted first, then the call's own statement (its targets kept)
-    with the call's output converted back, as the fix writes it."""
+    they are known: the inputs that may be this process's data converted first (not the global
+    values, Python numbers and replicated inputs), then the call's own statement (its targets kept)
+    with the call's output converted back where GDA-era pjit returned this process's part."""
     fn = pj.name or (ctx.text(site.func) if site is not None and site.func is pj.call else "f")
     in_spec = spec_source(ctx, pj.value, pj.call)[0] if pj.value is not None else "in_specs"
     out = out_value(pj)
     out_spec = spec_source(ctx, out, pj.call)[0] if out is not None else "out_specs"
     mesh = (mesh_for(ctx, site) if site is not None else None) or "mesh"
+    used = not (site is not None and isinstance(ctx.parent(site), ast.Expr))  # a result is used
+    back = not outputs_are_global(ctx) and used
     if site is None or not site.args:
-        convert, call = f"args = multihost_utils.host_local_array_to_global_array(args, {mesh}, {in_spec})", f"{fn}(*args)"
+        lines = [f"args = multihost_utils.host_local_array_to_global_array(args, {mesh}, {in_spec})"]
+        call = f"{fn}(*args)"
     else:  # static arguments (literal `static_argnums`) and keywords are passed as they are
-        static = _static(pj) or set()
+        static = static_positions(pj) or set()
         args = [ctx.text(a) for a in site.args]
-        names = [a if i in static else f"{a}_global" if a.isidentifier() else f"arg{i + 1}_global"
+        positions = [i for i in range(len(args)) if i not in static]
+        spec = in_spec
+        if not any(isinstance(a, ast.Starred) for a in site.args) and not site.keywords:
+            known = site_arguments(ctx, pj, site)
+            wanted = sorted(known.convert + known.unknown)
+            found = _spec_for(ctx, pj, site, wanted) if wanted else None
+            if found is not None or not wanted:
+                positions, spec = wanted, found[0] if found else spec
+            # the result goes back with converted inputs, as the fix writes it, or alone where GDA-era
+            # pjit returned this process's part of a sharded output; not for code written for jax.Array
+            back = back and not known.converted and (bool(positions) or output_open(ctx, pj, site, known))
+        names = [(f"{a}_global" if a.isidentifier() else f"arg{i + 1}_global") if i in positions else a
                  for i, a in enumerate(args)]
-        converted = [(a, n) for i, (a, n) in enumerate(zip(args, names)) if i not in static]
-        trailing = "," if len(converted) == 1 else ""
-        convert = (f"{', '.join(n for _, n in converted)}{trailing} = multihost_utils.host_local_array_to_global_array("
-                   f"({', '.join(a for a, _ in converted)}{trailing}), {mesh}, {in_spec})")
+        trailing = "," if len(positions) == 1 else ""
+        lines = [f"{', '.join(names[i] for i in positions)}{trailing} = multihost_utils.host_local_array_to_global_array("
+                 f"({', '.join(args[i] for i in positions)}{trailing}), {mesh}, {spec})"] if positions else []
         call = f"{fn}({', '.join(names + [ctx.text(k) for k in site.keywords])})"
-    if not outputs_global and not (site is not None and isinstance(ctx.parent(site), ast.Expr)):  # a result is used
+    if back and not (site is not None and result_converted(ctx, site)):
         call = f"multihost_utils.global_array_to_host_local_array({call}, {mesh}, {out_spec})"
-    return f"{convert}\n{_in_place(ctx, site, call)}"
+    return "\n".join([*lines, _in_place(ctx, site, call)])
 
 
 def _in_place(ctx: FileContext, site: Optional[ast.Call], call: str) -> str:
