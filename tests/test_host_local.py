@@ -387,3 +387,32 @@ def test_a_module_that_turned_jax_array_on_is_remembered_after_jm301_deletes_the
     out = run(text, unsafe=True, target=(0, 4, 8))
     assert "jax_array" not in out.text and "multihost_utils" not in out.text
     assert [f.code for f in out.findings if f.code == "JM504"] == []
+
+
+LOADER = '''\
+import jax
+import numpy as np
+from jax.experimental.pjit import pjit
+from jax.sharding import Mesh, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("data", "model"))
+
+
+def load_local_batch(step):
+    rows = np.arange(12.0).reshape(4, 3) + 100.0 * jax.process_index()
+    return {returned}
+
+
+with mesh:
+    f = pjit(lambda b: b * 2, in_axis_resources=P("data"), out_axis_resources=P("data"))
+    out = f(load_local_batch(0))
+'''
+
+
+@pytest.mark.parametrize("returned, converted", [
+    ("np.asarray(rows + step)", True),  # every return is this process's numpy data
+    ("rows + step", False),  # `step` may be anything: a jax.Array would make the sum global
+])
+def test_a_loader_of_this_module_that_returns_numpy_is_host_data(returned, converted):
+    out = run(LOADER.format(returned=returned), ["JM504"], unsafe=True, target=(0, 4, 30))
+    assert ("host_local_array_to_global_array((load_local_batch(0),)" in out.text) == converted, out.text

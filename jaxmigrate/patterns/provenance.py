@@ -66,7 +66,34 @@ def _call(ctx: FileContext, call: ast.Call, pjit_output: Callable[[ast.Call], Op
         return SCALAR
     if isinstance(call.func, ast.Attribute) and ctx.qualname(call.func) is None:  # `x.reshape(...)`, `x.astype(...)`
         return HOST if provenance(ctx, call.func.value, pjit_output, depth + 1) == HOST else UNKNOWN
+    returned = _returned(ctx, call, pjit_output, depth)
+    if returned is not None:
+        return returned
     return pjit_output(call) or UNKNOWN
+
+
+def _returned(ctx: FileContext, call: ast.Call, pjit_output: Callable[[ast.Call], Optional[str]], depth: int) -> Optional[str]:
+    """HOST or GLOBAL for a call of a function of this module (undecorated, bound once) whose every
+    ``return`` gives that (a data loader ending in ``np.stack(...)``); None for other calls."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    bindings = ctx.bindings(call.func)
+    function = bindings[0].node if len(bindings) == 1 else None
+    if not isinstance(function, ast.FunctionDef) or function.decorator_list:
+        return None
+    returns = []
+    stack: list = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue  # their returns are not this function's
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return None  # a generator
+        if isinstance(node, ast.Return):
+            returns.append(node.value)
+        stack.extend(ast.iter_child_nodes(node))
+    kinds = {provenance(ctx, value, pjit_output, depth + 1) if value is not None else UNKNOWN for value in returns}
+    return kinds.pop() if len(kinds) == 1 and kinds <= {HOST, GLOBAL} else None
 
 
 GLOBAL_ANNOTATIONS = frozenset((GDA, "jax.Array"))
