@@ -128,9 +128,16 @@ def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, uns
         cache = Cache(configs.for_folder(first if first.is_dir() else first.parent).root or Path.cwd())
     from jaxmigrate.reporting.terminal import progress
 
+    def others():  # the rest of the files' projects, for the plans that span modules (engine/project.py)
+        from jaxmigrate.engine.project import project_folders
+
+        folders = project_folders(files, paths)
+        return discover(folders, configs=configs, exclude=options.get("exclude"),
+                        extend_exclude=options.get("extend_exclude", ()))[0] if folders else []
+
     with progress(0 if options.get("quiet") else len(files)) as update:
         try:
-            return run(files, settings, jobs, progress=update, cache=cache), missing
+            return run(files, settings, jobs, progress=update, cache=cache, others=others), missing
         except Interrupted as stop:
             _interrupted(stop.results, write=fix and write)
 

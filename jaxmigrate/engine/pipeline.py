@@ -57,6 +57,8 @@ class Settings:
     plan_project: bool = True  # False: no project facts (a run that computes them, or one file)
     # the keys of the project facts whose parts each file's analysis gives (the runner's first pass)
     collect: Tuple[str, ...] = ()
+    # with ``collect``: the files are others of the project than the run's, read for the plan only
+    outside: bool = False
 
     def for_file(self, path: Path) -> "Settings":
         """The settings of ``path``'s nearest configuration, minus the codes that its
@@ -299,8 +301,8 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
     parts: Tuple[Tuple[str, Any], ...] = ()
     if settings.collect:  # the parts of the project facts, from the text as given (where its bytes may hold one)
         ctx, data = FileContext.of(text, display, settings.target), text.encode("utf-8", "surrogatepass")
-        parts = tuple((fact.key, fact.part(ctx, first, settings.rule_codes) if fact.wants(data) else None)
-                      for fact in facts_by_key(settings.collect))
+        parts = tuple((fact.key, (fact.outside_part if settings.outside else fact.part)(ctx, first, settings.rule_codes)
+                       if fact.wants(data) else None) for fact in facts_by_key(settings.collect))
     fired: Set[str] = set()
     origin = None  # the facts of the text as given that the fixes may rewrite (patterns/era.py)
     if settings.fix:
