@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, List, Optional, Sequence, Set, Tuple, Type
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.import_layout import join_written_imports
+from jaxmigrate.analysis.import_layout import imports_in_order, join_written_imports
 from jaxmigrate.core.findings import Finding
 from jaxmigrate.core.linediff import LineMatcher, unified_diff
 from jaxmigrate.core.syntax import parse_error
@@ -293,7 +293,8 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
     """Findings left, the text, how many fixes were applied (rounds until none applies), the
     findings of the text as given, and the parts of the project facts ``settings.collect`` names.
     With ``join_imports``, the ``from`` imports the fixes wrote
-    then join the same module's import (``join_written_imports``)."""
+    then join the same module's import, and take their place in the import block when it was in
+    isort's order (``join_written_imports``)."""
     original = text
     applied_total = 0
     held = settings.project_facts()  # what the project facts say of this file
@@ -305,13 +306,16 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
                        if fact.wants(data) else None) for fact in facts_by_key(settings.collect))
     fired: Set[str] = set()
     origin = None  # the facts of the text as given that the fixes may rewrite (patterns/era.py)
+    in_order = False  # the text's leading imports were in isort's order
     if settings.fix:
         for _ in range(MAX_ROUNDS):
             fixes = [f.fix for f in findings if f.fix is not None and _allowed(f, settings)]  # (_allowed: it has one)
             if not fixes:
                 break
             if origin is None:  # before the first round, while the text's parse is the recent one
-                origin = {**held, **origin_facts(FileContext.of(original, display, settings.target))}
+                given = FileContext.of(original, display, settings.target)
+                origin = {**held, **origin_facts(given)}
+                in_order = join_imports and imports_in_order(given)
             try:
                 text, applied = _apply_round(text, fixes)
             except FixError:
@@ -329,7 +333,7 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
             rules = [r for r in rules if id(r) in wanted or r.code in fired]
             findings = analyse(text, display, rules, settings.target, origin) if rules else []
     if applied_total and join_imports:
-        joined = join_written_imports(original, text)
+        joined = join_written_imports(original, text, in_order)
         if joined != text:
             text = joined
             findings = analyse(text, display, rules, settings.target, origin or held) if findings else []
