@@ -212,19 +212,21 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
     skips the files the cache knows to have nothing to report. ``others``: the other files of the
     files' projects, asked for when a project fact needs them (engine/project.py), read for the
     plan and never processed."""
-    if settings.fix and settings.write:  # what a killed earlier run left behind
-        from jaxmigrate.engine.writer import remove_stale_temporaries
-
-        remove_stale_temporaries({f.path.parent for f in files})
     results: List[Optional[FileResult]] = [None] * len(files)
-    if settings.plan_project:  # what a file's rules find may depend on the modules it imports or that import it
-        settings = _with_project_facts(files, settings, jobs, cache, results, others)
-    pending = [(i, file) for i, file in enumerate(files) if results[i] is None]
-    if cache is not None:
-        pending = _untouched(pending, settings, cache, results)
-    interrupted = _execute(files, pending, settings, jobs, cache, results, progress, len(files) - len(pending))
-    if cache is not None:
-        cache.save()
+    with _ctrl_c() as stop:  # Ctrl-C at any point stops the run before the next file (none is half done)
+        if settings.fix and settings.write:  # what a killed earlier run left behind
+            from jaxmigrate.engine.writer import remove_stale_temporaries
+
+            remove_stale_temporaries({f.path.parent for f in files})
+        if settings.plan_project:  # what a file's rules find may depend on the modules it imports or that import it
+            settings = _with_project_facts(files, settings, jobs, cache, results, others, stop)
+        pending = [(i, file) for i, file in enumerate(files) if results[i] is None]
+        if cache is not None:
+            pending = _untouched(pending, settings, cache, results)
+        interrupted = _execute(files, pending, settings, jobs, cache, results, progress, len(files) - len(pending),
+                               stop=stop)
+        if cache is not None:
+            cache.save()
     if interrupted:
         raise Interrupted(results)
     return results  # type: ignore[return-value]  # not interrupted: every file has its result
@@ -232,9 +234,12 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
 
 def _execute(files: Sequence[SourceFile], pending: List[Tuple[int, SourceFile]], settings: Settings,
              jobs: Optional[int], cache, results: list, progress=None, done: int = 0,
-             collected: Optional[Dict[int, Processed]] = None) -> bool:
+             collected: Optional[Dict[int, Processed]] = None, stop: Optional[list] = None) -> bool:
     """Process ``pending`` into ``results`` (in chunks, on worker processes when it pays); True if
-    Ctrl-C stopped it. ``collected``: each outcome is kept there too, and not stored in the cache."""
+    Ctrl-C stopped it (``stop``: the run's flag, which it may have set before). ``collected``: each
+    outcome is kept there too, and not stored in the cache."""
+    if stop:
+        return True
     jobs = jobs or os.cpu_count() or 1
     spans = _spans(len(pending), jobs)
     parallel = jobs > 1 and len(pending) >= MIN_PARALLEL
@@ -242,7 +247,7 @@ def _execute(files: Sequence[SourceFile], pending: List[Tuple[int, SourceFile]],
         import multiprocessing
 
         shared = multiprocessing.RawValue("b", 0)  # workers inherit it; setting it needs no lock
-    with _ctrl_c(shared if parallel else None) as interrupted:
+    with _ctrl_c(shared if parallel else None, stop) as interrupted:
         def take(outcomes: List[Processed], done: int) -> int:
             if collected is not None:
                 collected.update((outcome[0], outcome) for outcome in outcomes)
@@ -270,7 +275,7 @@ def _execute(files: Sequence[SourceFile], pending: List[Tuple[int, SourceFile]],
 
 
 def _with_project_facts(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int], cache,
-                        results: list, others=None) -> Settings:
+                        results: list, others=None, stop: Optional[list] = None) -> Settings:
     """``settings`` with the values of the project facts the selected rules declare
     (analysis/project.py), over the run's files and, when a fact needs them, the ``others`` of
     their projects. Each member is analysed once, nothing fixed, unless the cache has its parts;
@@ -300,7 +305,7 @@ def _with_project_facts(files: Sequence[SourceFile], settings: Settings, jobs: O
     for outside in (False, True):  # the run's files, then the others: read only for their parts
         pending = [(i, file) for i, file in todo if (i >= len(files)) == outside]
         if pending and _execute(every, pending, _collecting(settings, keys, outside), jobs, cache, results,
-                                collected=first):
+                                collected=first, stop=stop):
             raise Interrupted(results)
     for i, result, key, _ in first.values():
         parts[i] = dict(result.parts)
@@ -352,11 +357,12 @@ class Interrupted(Exception):
 
 
 @contextmanager
-def _ctrl_c(shared=None) -> Iterator[list]:
-    """A list that becomes non-empty on SIGINT (and ``shared``, the workers' flag, set), instead of
-    a KeyboardInterrupt in the middle of a file: the run stops between files. Outside the main
-    thread (no handler can be set there) SIGINT keeps its usual meaning."""
-    flag: list = []
+def _ctrl_c(shared=None, flag: Optional[list] = None) -> Iterator[list]:
+    """A list (``flag``, or a new one) that becomes non-empty on SIGINT (and ``shared``, the
+    workers' flag, set), instead of a KeyboardInterrupt in the middle of a file: the run stops
+    between files. Outside the main thread (no handler can be set there) SIGINT keeps its usual
+    meaning."""
+    flag = [] if flag is None else flag
 
     def handler(signum, frame) -> None:
         flag.append(signum)
