@@ -11,7 +11,8 @@ rule, computes each declared fact once per run:
    the plan, never fixed), and only members that bear on the run's files are wanted;
 2. ``part``: each member's own part, plain data read from that file's own analysis (its
    context and its findings before any fix), cached with the file's other results;
-   ``outside_part`` for a member the run does not fix;
+   ``outside_part`` for a member the run does not fix, whose analysis runs only the rules of
+   ``reads_codes`` (no rule is selected there: nothing is fixed);
 3. ``combine``: the parts joined over the module graph, in one pass, into a value per file;
 4. ``settle`` (optional): a file's findings with its value, from its findings without one.
 

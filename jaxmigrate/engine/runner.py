@@ -333,11 +333,13 @@ def _with_project_facts(files: Sequence[SourceFile], settings: Settings, jobs: O
 
 def _collecting(settings: Settings, keys: Tuple[str, ...], outside: bool = False) -> Settings:
     """The settings of the first pass over the members: their parts, nothing fixed; ``outside``:
-    of members that are not the run's files."""
-    variants = tuple((folder, replace(v, collect=keys, fix=False, write=False, plan_project=False, outside=outside))
-                     for folder, v in settings.variants)
+    of members that are not the run's files, which run only the rules the facts read
+    (``ProjectFact.outside_part``: nothing is fixed there, whatever is selected)."""
+    codes = {"rule_codes": ()} if outside else {}
+    variants = tuple((folder, replace(v, collect=keys, fix=False, write=False, plan_project=False, outside=outside,
+                                      **codes)) for folder, v in settings.variants)
     return replace(settings, collect=keys, fix=False, write=False, plan_project=False, variants=variants,
-                   outside=outside)
+                   outside=outside, **codes)
 
 
 def _parts_key(settings: Settings, file: SourceFile, given: bool = True) -> bytes:

@@ -75,11 +75,8 @@ class MeshHolds(ProjectFact):
         return f"{first.line} keeps its {what} ({first.code})", False, uses
 
     def outside_part(self, ctx: "FileContext", findings: List["Finding"], codes: Sequence[str]) -> Optional[Part]:
-        """A module the run does not fix keeps every pjit and `with mesh:` it has: why its own part
-        says, or that it is not fixed."""
-        own = self.part(ctx, findings, codes)
-        if own is not None and own[0] is not None:
-            return own[0], True, False
+        """A module the run does not fix keeps every pjit and `with mesh:` it has (the engine runs only
+        the pair's rules there: ``codes`` is empty)."""
         first = min((f for f in findings if f.code in MESH_CODES), key=lambda f: (f.line, f.column), default=None)
         if first is None:
             return None
