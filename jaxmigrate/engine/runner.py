@@ -335,11 +335,11 @@ def _collecting(settings: Settings, keys: Tuple[str, ...], outside: bool = False
     """The settings of the first pass over the members: their parts, nothing fixed; ``outside``:
     of members that are not the run's files, which run only the rules the facts read
     (``ProjectFact.outside_part``: nothing is fixed there, whatever is selected)."""
-    codes = {"rule_codes": ()} if outside else {}
-    variants = tuple((folder, replace(v, collect=keys, fix=False, write=False, plan_project=False, outside=outside,
-                                      **codes)) for folder, v in settings.variants)
-    return replace(settings, collect=keys, fix=False, write=False, plan_project=False, variants=variants,
-                   outside=outside, **codes)
+    def first_pass(of: Settings) -> Settings:
+        return replace(of, collect=keys, fix=False, write=False, plan_project=False, outside=outside,
+                       rule_codes=() if outside else of.rule_codes)
+
+    return replace(first_pass(settings), variants=tuple((folder, first_pass(v)) for folder, v in settings.variants))
 
 
 def _parts_key(settings: Settings, file: SourceFile, given: bool = True) -> bytes:
