@@ -23,16 +23,35 @@ OLDEST_TARGET = (0, 4, 1)
 
 
 def _parse_target(value: str, source: str = "") -> Optional[Tuple[int, ...]]:
+    """A target JAX: None for the newest; a usage error (exit 2) for one before 0.4.1 or after the
+    newest release jaxmigrate knows (``source``: where the value comes from, for the message)."""
     if value.lower() == "latest":
         return None
     if not re.fullmatch(r"\d+(\.\d+){0,2}", value):
         raise click.BadParameter(f"{value!r} is not a JAX version like 0.4.14, 'latest' or 'auto'", param_hint="--target-jax")
     version = tuple(int(p) for p in value.split("."))
-    if version + (0,) * (3 - len(version)) < OLDEST_TARGET:
-        where = f" ({source})" if source else ""
+    where = f" ({source})" if source else ""
+    if _padded(value) < OLDEST_TARGET:
         raise click.BadParameter(f"{value}{where} is older than 0.4.1, the oldest target: jaxmigrate migrates code to "
                                  "jax.Array-era JAX (0.4.1 or newer); name a newer target", param_hint="--target-jax")
+    newest = _newest_known()
+    if _padded(value) > newest:
+        known = ".".join(map(str, newest))
+        raise click.BadParameter(f"{value}{where} is newer than {known}, the newest JAX release jaxmigrate knows: name "
+                                 f"{known} or an older release, or `latest` (a newer jaxmigrate may know {value})",
+                                 param_hint="--target-jax")
     return version
+
+
+def _padded(version: str) -> Tuple[int, ...]:
+    parts = tuple(int(p) for p in version.split("."))
+    return parts + (0,) * (3 - len(parts))
+
+
+def _newest_known() -> Tuple[int, ...]:
+    from jaxmigrate.catalog.api_history import newest_release
+
+    return _padded(newest_release())
 
 
 def common_options(func):
@@ -128,9 +147,16 @@ def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, uns
         cache = Cache(configs.for_folder(first if first.is_dir() else first.parent).root or Path.cwd())
     from jaxmigrate.reporting.terminal import progress
 
+    def others():  # the rest of the files' projects, for the plans that span modules (engine/project.py)
+        from jaxmigrate.engine.project import project_folders
+
+        folders = project_folders(files, paths)
+        return discover(folders, configs=configs, exclude=options.get("exclude"),
+                        extend_exclude=options.get("extend_exclude", ()))[0] if folders else []
+
     with progress(0 if options.get("quiet") else len(files)) as update:
         try:
-            return run(files, settings, jobs, progress=update, cache=cache), missing
+            return run(files, settings, jobs, progress=update, cache=cache, others=others), missing
         except Interrupted as stop:
             _interrupted(stop.results, write=fix and write)
 
@@ -176,12 +202,17 @@ def _settings(files, configs, paths, select, ignore, target_jax, *, fix: bool, w
             where = f" (in {config.root / 'pyproject.toml'})" if config.root and not (select or ignore) else ""
             raise click.UsageError(f"unknown rule code or prefix: {', '.join(bad)}{where} (see `jaxmigrate rules`)")
         target_text, source = target_jax or config.target_jax or "latest", ""
+        given = f"target-jax in {config.root / 'pyproject.toml'}" if not target_jax and config.target_jax and config.root \
+            else ""  # where a value that is not a target came from
         if target_text.lower() == "auto":
             from jaxmigrate.engine.target import auto
 
             version, source = auto(config.root, Path(paths[0]))
             target_text = version or "latest"
-        target = _parse_target(target_text, source)
+            if version and re.fullmatch(r"\d+(\.\d+){0,2}", version) and _padded(version) > _newest_known():
+                known = ".".join(map(str, _newest_known()))  # a project ahead of jaxmigrate's history: its newest
+                target_text, source = "latest", f"{source}, newer than {known}, the newest JAX release jaxmigrate knows"
+        target = _parse_target(target_text, source or given)
         if source and not quiet:
             where = f" for {config.root}" if len(wanted) > 1 and config.root else ""
             click.echo(f"target JAX{where}: {target_text} ({source})", err=True)

@@ -207,3 +207,166 @@ def test_diff_of_a_notebook_reports_findings_left_at_their_cell_lines_on_disk(tm
     check = invoke("check", "n.ipynb", cwd=tmp_path)
     diff = invoke("fix", "--diff", "n.ipynb", cwd=tmp_path)
     assert _locations(check.output, "JM203") == _locations(diff.output, "JM203") == ["n.ipynb:3:35"]
+
+
+# issue 28, item 11: an unsafe fix never changes behaviour without a word ---------------------------------------
+GDA_BRANCH = '''\
+import jax
+from jax.experimental.global_device_array import GlobalDeviceArray
+
+
+def describe(x):
+    if isinstance(x, GlobalDeviceArray):
+        return ("sharded", x.shape)
+    elif isinstance(x, jax.Array):
+        return ("device", x.shape)
+    return ("host", x.shape)
+'''
+
+
+@pytest.mark.parametrize("diff", [False, True])
+def test_the_summary_lists_each_unsafe_fix_applied_and_what_it_may_change(tmp_path, diff):
+    """Deleting the GDA-only branch changes what a sharded array gets: the summary says so, beside
+    `0 findings left`, with the rule's note; --show-fixes and --report name it too."""
+    from jaxmigrate.rules import BY_CODE
+
+    (tmp_path / "a.py").write_text(GDA_BRANCH)
+    args = ["fix", "--unsafe-fixes", "--show-fixes", "--report", "r.md", *(["--diff"] if diff else []), "a.py"]
+    result = invoke(*args, cwd=tmp_path)
+    assert ("Would apply" if diff else "Applied") + " 2 fixes in 1 file; 0 findings left for manual review." in result.output
+    lines = result.output.splitlines()
+    at = lines.index(next(line for line in lines if "of the fixes" in line))
+    assert lines[at] == f"[~] 1 of the fixes {'would be' if diff else 'were'} unsafe fixes, which may change what the " \
+                        "code does; review it:"
+    assert lines[at + 1] == f"  JM502 (gda-attributes): may change: {BY_CODE['JM502'].unsafe_note}"
+    assert lines[at + 2].startswith("    a.py:6:22: `GlobalDeviceArray` was removed in JAX 0.4.7: this branch only ran")
+    assert "     2 x JM502 (gda-attributes) [~] unsafe at 6:22" in lines  # the other one drops the import
+    report = (tmp_path / "r.md").read_text()
+    assert "- [ ] `a.py:6:22` **JM502**" in report and f"  - may change: {BY_CODE['JM502'].unsafe_note}" in report
+    assert (tmp_path / "a.py").read_text() == GDA_BRANCH if diff else "GlobalDeviceArray" not in (tmp_path / "a.py").read_text()
+
+
+def test_no_word_of_unsafe_fixes_when_none_applied(tmp_path):
+    (tmp_path / "a.py").write_text(GDA_BRANCH)
+    result = invoke("fix", "--diff", "a.py", cwd=tmp_path)
+    assert "of the fixes" not in result.output and "[~] 1 of them fixable with --unsafe-fixes." in result.output
+
+
+def test_every_rule_with_an_unsafe_fix_says_what_it_may_change():
+    from jaxmigrate.rules import ALL_RULES
+
+    unsafe = [r for r in ALL_RULES if r.fix_safety == "unsafe" or any(e.unsafe for e in r.examples)]
+    assert unsafe and [r.code for r in unsafe if not r.unsafe_note] == []
+
+
+# issue 28: the counts agree across check, --statistics, fix --diff, --show-fixes and fix ---------------------------
+def _counts(tree: Path, *options: str) -> dict:
+    """What each command says of ``tree`` (a copy: `fix` writes it last): the findings `check`
+    counts fixable, the fixes `--statistics`, `fix --diff`, `--show-fixes` and `fix` apply, and
+    what they leave."""
+    import re
+
+    unsafe = "--unsafe-fixes" in options
+    check = invoke("check", "--no-cache", ".", cwd=tree).output
+    found = int(re.search(r"Found (\d+) finding", check).group(1))
+    fixable = sum(int(n) for n in re.findall(r"\[\*\] (\d+) fixable", check))
+    fixable += sum(int(n) for n in re.findall(r"\[~\] (\d+) fixable", check)) if unsafe else 0
+    stats = invoke("check", "--no-cache", "--statistics", ".", cwd=tree).output
+    stat_fixable = sum(int(n) for n in re.findall(r"\((\d+) fixable", stats))
+    stat_fixable += sum(int(n) for n in re.findall(r"(\d+) with --unsafe-fixes", stats)) if unsafe else 0
+    diff = invoke("fix", "--no-cache", "--diff", "--show-fixes", *options, ".", cwd=tree).output
+    fix = invoke("fix", "--no-cache", *options, ".", cwd=tree).output
+    return {
+        "check": (fixable, found - fixable),
+        "--statistics": (stat_fixable, found - stat_fixable),
+        "fix --diff": tuple(int(n) for n in re.search(r"Would apply (\d+) fix\w* in \d+ files?; (\d+) finding", diff).groups()),
+        "--show-fixes": (int(re.search(r"Would fix (\d+) finding", diff).group(1)), found - fixable),
+        "fix": tuple(int(n) for n in re.search(r"Applied (\d+) fix\w* in \d+ files?; (\d+) finding", fix).groups()),
+    }
+
+
+@pytest.mark.parametrize("options", [(), ("--unsafe-fixes",)])
+def test_the_counts_agree_on_the_readme_example(tmp_path, options, monkeypatch):
+    monkeypatch.delenv("JAXMIGRATE_TARGET_JAX")  # the example as the README runs it: the newest target
+    import shutil
+
+    shutil.copytree(Path(__file__).resolve().parent.parent / "examples", tmp_path / "examples")
+    counts = _counts(tmp_path / "examples", *options)
+    assert len(set(counts.values())) == 1, counts  # was: check 12 fixable, fix --diff 13, --show-fixes 14
+    assert counts["check"] == ((14, 0) if options else (12, 2))
+
+
+def _easylm(tmp_path: Path) -> Path:
+    """EasyLM (the benchmark's commit, bench/trees.py) from its local mirror, or skip."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import trees  # noqa: E402 - the benchmark's module
+
+    tree = trees.TREES["easylm"]
+    gitdir = trees.default_mirror_root() / tree.mirror_name / "repo"
+    if not gitdir.is_dir():
+        pytest.skip(f"no mirror of {tree.repo} at {gitdir}")
+    trees.materialise(gitdir, tree.sha, tmp_path / "easylm")
+    return tmp_path / "easylm"
+
+
+@pytest.mark.parametrize("options", [(), ("--unsafe-fixes",)])
+def test_the_counts_agree_on_easylm(tmp_path, options, monkeypatch):
+    monkeypatch.delenv("JAXMIGRATE_TARGET_JAX")
+    counts = _counts(_easylm(tmp_path), *options)
+    assert len(set(counts.values())) == 1, counts
+
+
+def test_fix_on_an_isort_clean_tree_adds_no_ruff_i001(tmp_path, monkeypatch):
+    """EasyLM with its imports put in order by ruff: `fix` keeps them so (it left 7 files unsorted)."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("ruff")
+    monkeypatch.delenv("JAXMIGRATE_TARGET_JAX")
+    tree = _easylm(tmp_path)
+
+    def unsorted(*fix: str) -> list:
+        out = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--select", "I", "--output-format",
+                              "json", "--exit-zero", *fix, "."], cwd=tree, capture_output=True, text=True, check=True).stdout
+        return [r["filename"] for r in json.loads(out)]
+
+    unsorted("--fix")
+    assert unsorted() == []
+    result = invoke("fix", "--no-cache", "--unsafe-fixes", ".", cwd=tree)
+    assert "Applied 77 fixes in 12 files" in result.output
+    assert unsorted() == []
+
+
+SCAN_DRIVER = """
+import os, signal, sys
+from jaxmigrate.engine import project
+from jaxmigrate.cli import main
+real = project.scan
+def interrupted_scan(*args, **kw):
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the project's imports are read, before any file is fixed
+    return real(*args, **kw)
+project.scan = interrupted_scan
+main(sys.argv[1:], prog_name="jaxmigrate")
+"""
+
+
+def test_ctrl_c_before_the_first_file_says_nothing_was_written(tmp_path):
+    """Outside the files' processing Ctrl-C was Python's: `Aborted!`, exit 1. The whole run is
+    one window: it stops before the next file and says what it wrote."""
+    import subprocess
+    import sys
+
+    names = [f"m{i:02d}.py" for i in range(3)]
+    for name in names:
+        (tmp_path / name).write_text(LEGACY)
+    before = {n: (tmp_path / n).read_text() for n in names}
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))  # this checkout's jaxmigrate
+    proc = subprocess.run([sys.executable, "-c", SCAN_DRIVER, "fix", "--no-cache", "-j", "1", *names], cwd=tmp_path,
+                          capture_output=True, text=True, env=env)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 130, output
+    assert "Interrupted: 0 files written; the other 3 are untouched (3 not reached)." in output
+    assert "Aborted!" not in output and {n: (tmp_path / n).read_text() for n in names} == before

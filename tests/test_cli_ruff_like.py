@@ -137,3 +137,26 @@ def test_a_target_older_than_jax_array_is_refused(tmp_path):
     auto = _invoke(tmp_path, "check", "--no-cache", "--target-jax", "auto", "a.py")
     assert auto.exit_code == 2 and "0.3.25 (" in auto.output and "requirements.txt" in auto.output
     assert _invoke(tmp_path, "check", "--no-cache", "--target-jax", "0.4.1", "a.py").exit_code == 0  # nothing removed yet
+
+
+def test_a_target_newer_than_the_newest_known_release_is_refused(tmp_path):
+    """`--target-jax 9.9` was taken as the newest: a typo or a JAX this jaxmigrate does not know is
+    a usage error (exit 2), from the command line or the configuration; a project whose declared
+    jax is newer (`auto`) gets the newest known, and says so."""
+    from jaxmigrate.catalog.api_history import newest_release, table
+
+    newest = newest_release()
+    assert newest == table(False).versions[-1]
+    (tmp_path / "a.py").write_text(PJIT)
+    for value in ("9.9", "1", newest + ".1" if newest.count(".") == 1 else newest[: newest.rindex(".")] + ".99"):
+        result = _invoke(tmp_path, "check", "--no-cache", "--target-jax", value, "a.py")
+        assert result.exit_code == 2, (value, result.output)
+        assert f"{value} is newer than {newest}, the newest JAX release jaxmigrate knows" in result.output
+    assert _invoke(tmp_path, "check", "--no-cache", "--target-jax", newest, "a.py").exit_code == 1
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxmigrate]\ntarget-jax = "9.9"\n')
+    configured = _invoke(tmp_path, "check", "--no-cache", "a.py")
+    assert configured.exit_code == 2 and "9.9 (target-jax in " in configured.output
+    (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = ["jax>=9.9"]\n')
+    auto = _invoke(tmp_path, "check", "--no-cache", "--target-jax", "auto", "a.py")
+    assert auto.exit_code == 1 and f"target JAX: latest (the floor of `jax>=9.9` in pyproject.toml, newer than {newest}" \
+        in auto.output

@@ -3,6 +3,8 @@ names' lines with the names (analysis/imports.py, analysis/import_text.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from jaxmigrate.analysis.import_text import alias_comments, render_import_from
@@ -168,15 +170,16 @@ def test_forgetting_all_parses_but_one():
     FileContext.forget()
 
 
-def test_fixing_the_readme_example_writes_one_import_per_module():
+def test_fixing_the_readme_example_writes_one_import_per_module_in_isort_order():
     from pathlib import Path
 
     from tests.conftest import run
 
     fixed = run((Path(__file__).resolve().parent.parent / "examples" / "legacy_train.py").read_text(), unsafe=True).text
-    froms = [line.split(" import ")[0] for line in fixed.splitlines() if line.startswith("from ")]
-    assert "from jax.sharding import Mesh, PartitionSpec as PS" in fixed.splitlines()
-    assert len(froms) == len(set(froms))
+    froms = [line for line in fixed.splitlines() if line.startswith("from ")]
+    # its imports were in isort's order: they stay so, and an aliased name has a statement of its own, as isort writes it
+    assert froms == ["from functools import partial", "from jax.lax import with_sharding_constraint",
+                     "from jax.sharding import Mesh", "from jax.sharding import PartitionSpec as PS"]
 
 
 def test_imports_added_to_a_module_without_any_stand_apart_from_its_code():
@@ -441,3 +444,83 @@ def test_an_unsafe_fix_never_writes_jax_where_jax_means_something_else(source):
     code = [line for line in fixed.text.splitlines() if "jax." in line and not line.startswith(("from", "import"))]
     assert [line for line in code if "jax_." not in line] == [  # the lines that read numpy's or the parameter's
         line for line in source.splitlines() if "jax." in line and not line.startswith(("from", "import"))]
+
+
+# A tree kept in isort's order stays so (issue 28): `fix` adds no ruff I001 ------------------------------------------
+ISORTED = """\
+import os
+
+import jax
+from jax.experimental import PartitionSpec as P
+from jax.experimental.maps import Mesh
+from jax.experimental.pjit import pjit, with_sharding_constraint
+from jax.interpreters import pxla
+
+print(os, jax, P, Mesh, pjit, with_sharding_constraint, pxla)
+"""
+
+
+def test_rewritten_imports_take_their_place_in_isort_order():
+    from tests.conftest import run
+
+    assert run(ISORTED, ["JM201"]).text == ISORTED.replace("""\
+from jax.experimental import PartitionSpec as P
+from jax.experimental.maps import Mesh
+from jax.experimental.pjit import pjit, with_sharding_constraint
+from jax.interpreters import pxla
+""", """\
+from jax.experimental.pjit import pjit
+from jax.interpreters import pxla
+from jax.lax import with_sharding_constraint
+from jax.sharding import Mesh
+from jax.sharding import PartitionSpec as P
+""")
+    combined = ISORTED.replace("import os\n", "import os\nfrom typing import Any, List as L\n")  # the module combines aliases
+    assert "from jax.sharding import Mesh, PartitionSpec as P\n" in run(combined, ["JM201"]).text
+
+
+def test_imports_out_of_isort_order_are_joined_where_they_were():
+    from tests.conftest import run
+
+    unsorted = ISORTED.replace("import os\n\n", "import os\n")  # `import os` and `import jax`: one group, not in order
+    fixed = run(unsorted, ["JM201"]).text
+    assert fixed.startswith("import os\nimport jax\nfrom jax.sharding import Mesh, PartitionSpec as P\n"
+                            "from jax.lax import with_sharding_constraint\nfrom jax.experimental.pjit import pjit\n")
+
+
+def test_a_from_import_the_joining_makes_too_long_is_wrapped():
+    from tests.conftest import run
+
+    source = ("import jax\nfrom jax.experimental import PartitionSpec\nfrom jax.experimental.maps import Mesh\n"
+              "from jax.experimental.pjit import NamedSharding\nfrom jax.sharding import GSPMDSharding, SingleDeviceSharding\n"
+              "\nprint(jax, PartitionSpec, Mesh, NamedSharding, GSPMDSharding, SingleDeviceSharding)\n")
+    assert run(source, ["JM201"]).text.startswith(
+        "import jax\nfrom jax.sharding import (\n    GSPMDSharding,\n    Mesh,\n    NamedSharding,\n    PartitionSpec,\n"
+        "    SingleDeviceSharding,\n)\n\nprint(")
+
+
+def _ruff_unsorted(folder: Path) -> set:
+    """The files under ``folder`` whose imports ruff's isort (I001, its defaults) would reorder."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("ruff")
+    out = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--select", "I", "--output-format", "json",
+                          "--exit-zero", str(folder)], capture_output=True, text=True, check=True).stdout
+    return {str(Path(r["filename"]).relative_to(folder)) for r in json.loads(out)}
+
+
+def test_no_fixture_kept_in_isort_order_leaves_its_fix_out_of_it(tmp_path):
+    """Every fixture whose before.py ruff finds in isort's order: its after.py is too."""
+    root = Path(__file__).resolve().parent.parent / "fixtures"
+    for before in root.glob("*/*/before.py"):
+        case = tmp_path / before.parent.relative_to(root)
+        case.mkdir(parents=True)
+        (case / "before.py").write_bytes(before.read_bytes())
+        (case / "after.py").write_bytes((before.parent / "after.py").read_bytes())
+    unsorted = _ruff_unsorted(tmp_path)
+    clean = {str(Path(name).parent) for name in {str(p.relative_to(tmp_path)) for p in tmp_path.glob("*/*/before.py")}
+             if name not in unsorted}
+    assert len(clean) > 50
+    assert sorted(case for case in clean if f"{case}/after.py" in unsorted) == []

@@ -236,6 +236,20 @@ def test_a_notebook_that_is_not_json_says_where(tmp_path):
     result = CliRunner().invoke(main, ["check", str(path)])
     assert result.exit_code == 2
     assert "JM000 could not parse: not a readable notebook: Expecting ',' delimiter (line 4)" in result.output
+    assert "cut.ipynb:4:1: JM000" in result.output  # where the JSON stops, not 1:1
+
+
+def test_a_syntax_error_in_a_cell_is_reported_at_its_line_in_the_cell(tmp_path):
+    """Placed at 1:1 before (issue 28): the cell and its line and column, as findings are given."""
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(_notebook(_code("from jax.experimental.pjit import pjit\n"), _code("x = 1\ndef f(:\n")),
+                               indent=1) + "\n")
+    for args in (["check", "--format", "json"], ["fix", "--diff", "--format", "json"]):
+        result = CliRunner().invoke(main, [*args, str(path)])
+        (record,) = json.loads(result.stdout)
+        assert (record["code"], record["line"], record["column"]) == ("JM000", 2, 7)
+        assert record["message"] == "cell 2: could not parse: invalid syntax (line 2)"
+        assert result.exit_code == 2
 
 
 def test_a_fix_that_loses_a_cell_boundary_or_has_no_source_to_write_is_an_error():

@@ -224,3 +224,109 @@ def test_gdas_made_by_another_modules_helpers_are_known(tmp_path, imports, call)
 def test_a_helper_that_makes_no_gda_says_nothing(tmp_path):
     files = _tree(tmp_path, model=HELPERS, main="from model import not_a_gda\n\nx = not_a_gda(1)\ny = x.mesh_axes\n")
     assert _run(files, fix=False, target=(0, 4, 14))["main.py"].findings == []
+
+
+# issue 28, item 9: a checkout whose files sit in one package, and a run over part of a project -----------------
+def test_a_run_over_the_files_of_one_package_resolves_imports_of_that_package(tmp_path):
+    """Modules were named relative to the common folder of the files: with every file inside
+    ``pkg/``, ``from pkg.model import ...`` resolved to nothing and the two modules planned apart."""
+    graph = _graph(tmp_path, **{"pkg/__init__.py": "", "pkg/model.py": "",
+                                "pkg/main.py": "from pkg.model import make_step\nfrom pkg import model\n"})
+    names = [Path(p).name for p in graph.paths]
+    assert sorted(names[j] for j in graph.edges[names.index("main.py")]) == ["__init__.py", "model.py"]
+
+
+def test_a_mesh_held_in_a_package_holds_the_pjit_of_the_module_it_calls(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "model.py").write_text(KWARGS_PJIT)
+    (tmp_path / "pkg" / "main.py").write_text(MAIN.replace("from model import", "from pkg.model import"))
+    files = [SourceFile(tmp_path / "pkg" / n, f"pkg/{n}") for n in ("__init__.py", "main.py", "model.py")]
+    results = _run(files, fix=True, write=False)
+    assert not results["pkg/main.py"].changed  # was: `with jax.set_mesh(mesh):` around the pjit model.py keeps
+    (held,) = [f for f in results["pkg/main.py"].findings if f.code == "JM702"]
+    assert "pkg/model.py:5 keeps its pjit (JM701)" in held.message
+
+
+def _project(tmp_path: Path, model: str, marker: str = "pyproject.toml") -> Path:
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    if marker:
+        (root / marker).write_text("[project]\nname = 'proj'\n" if marker == "pyproject.toml" else "")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "model.py").write_text(model)
+    (root / "pkg" / "train").mkdir()  # a folder of scripts inside the package, no __init__.py
+    (root / "pkg" / "train" / "main.py").write_text(MAIN.replace("from model import", "from pkg.model import"))
+    return root
+
+
+def _cli(root: Path, *args: str):
+    import os
+
+    from click.testing import CliRunner
+
+    from jaxmigrate.cli import main
+
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.mark.parametrize("marker", ["pyproject.toml", "setup.cfg", ""])
+def test_a_run_over_one_file_plans_with_the_rest_of_its_project(tmp_path, marker):
+    """`fix pkg/train/main.py` reads the imports of the whole project (the folder of its
+    pyproject.toml or setup.cfg, else the top of its package chain) and fixes only that file: its
+    `with mesh:` stays while model.py, which it calls, keeps its pjit."""
+    root = _project(tmp_path, KWARGS_PJIT, marker)
+    before = {p: p.read_text() for p in root.rglob("*.py")}
+    result = _cli(root, "fix", "--no-cache", "--unsafe-fixes", "pkg/train/main.py")
+    assert {p: p.read_text() for p in root.rglob("*.py")} == before
+    assert "pkg/model.py:5 keeps its pjit (it is not among the paths given: fix them together), and that module and " \
+           "this one are linked by imports" in result.output
+    assert "model.py:5:" not in result.output  # read for the plan, not reported
+    checked = _cli(root / "pkg" / "train", "check", "--no-cache", "main.py")
+    assert "keeps its pjit (it is not among the paths given" in checked.output
+
+
+def test_a_module_outside_the_paths_given_holds_the_ones_given(tmp_path):
+    """model.py could change with main.py, but the run was not given it: it keeps its pjit, so
+    main.py keeps `with mesh:`; given both, both change."""
+    root = _project(tmp_path, PLAIN_PJIT)
+    alone = _cli(root, "fix", "--diff", "--no-cache", "--unsafe-fixes", "pkg/train/main.py")
+    assert "+with jax.set_mesh" not in alone.output
+    assert "pkg/model.py:4 keeps its pjit (it is not among the paths given: fix them together)" in alone.output
+    both = _cli(root, "fix", "--diff", "--no-cache", "--unsafe-fixes", "pkg/train/main.py", "pkg/model.py")
+    assert "+with jax.set_mesh(mesh):" in both.output and "+step = jax.jit(" in both.output
+    whole = _cli(root, "fix", "--diff", "--no-cache", "--unsafe-fixes", ".")
+    assert whole.output == both.output
+
+
+def test_the_project_root(tmp_path, monkeypatch):
+    from jaxmigrate.engine.project import Roots
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    deep = tmp_path / "home" / "co" / "src" / "pkg" / "sub" / "scripts"
+    deep.mkdir(parents=True)
+    for folder in (deep.parent.parent, deep.parent):  # pkg/ and pkg/sub/ are packages, scripts/ is not
+        (folder / "__init__.py").write_text("")
+    assert Roots().root(str(deep)) == str(tmp_path / "home" / "co" / "src")  # the top of the package chain
+    (tmp_path / "home" / "co" / "setup.py").write_text("")
+    assert Roots().root(str(deep)) == str(tmp_path / "home" / "co")  # the nearest marker
+    (tmp_path / "home" / "co" / "setup.py").unlink()
+    (tmp_path / "home" / "pyproject.toml").write_text("")  # above the checkout's top: not this project's
+    (tmp_path / "home" / "co" / ".git").mkdir()
+    assert Roots().root(str(deep)) == str(tmp_path / "home" / "co" / "src")
+    (tmp_path / "home" / "co" / ".git").rmdir()
+    assert Roots().root(str(deep)) is None  # the home folder: no project wider than the files given
+    assert Roots().root(str(tmp_path / "home")) is None
+
+
+def test_gdas_made_by_a_helper_outside_the_paths_given_are_known(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "model.py").write_text(HELPERS)
+    (tmp_path / "main.py").write_text("from model import make_params\n\nparams = make_params(mesh)\naxes = params.mesh_axes\n")
+    result = _cli(tmp_path, "fix", "--diff", "--no-cache", "--target-jax", "0.4.14", "main.py")
+    assert "+axes = params.sharding.spec" in result.output and "model.py" not in result.output

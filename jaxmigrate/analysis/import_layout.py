@@ -8,7 +8,12 @@ own; inside the group before the first statement that sorts after it (``import``
 before ``from`` ones, then by module name) if the group is in that order, else next to the
 imports of the same package. ``join_written_imports`` then joins the one-line ``from`` imports
 that rules rewrote (``from jax.experimental import PartitionSpec`` and ``from
-jax.experimental.maps import Mesh`` both become ``from jax.sharding import ...``).
+jax.experimental.maps import Mesh`` both become ``from jax.sharding import ...``). Where the
+module's imports were in isort's order, a tree kept clean by isort or ruff's ``I`` rules stays
+clean: the statements the fixes rewrote move to their place in that order, a ``from`` import the
+joining made too long is wrapped, and a name imported with an alias (``PartitionSpec as P``)
+keeps a statement of its own, as isort and ruff write it by default, unless the module already
+combines an aliased name with others in one statement.
 """
 
 from __future__ import annotations
@@ -102,13 +107,30 @@ def _alias(ref: ImportRef) -> str:
 # joining `from m import ...` ----------------------------------------------------------------
 def _merge_target(ctx: FileContext, block: List[ast.stmt], refs: List[ImportRef]) -> Optional[ast.ImportFrom]:
     """A ``from m import ...`` of the block that can take the names of ``refs`` (all from ``m``):
-    not ``*``, not importing one of those names already (under another alias), no comment after it."""
+    not ``*``, not importing one of those names already (under another alias), no comment after it;
+    in a block in isort's order, an aliased name on either side only where the block combines such
+    names (``combines_aliases``), as isort and ruff keep them apart by default."""
     wanted = {ref.name for ref in refs}
+    apart = not combines_aliases(block) and imports_in_order(ctx)
+    if apart and any(ref.asname for ref in refs):
+        return None
     for stmt in block:
         if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module == refs[0].module:
+            if apart and _aliased(stmt):
+                continue
             if not any(a.name == "*" or a.name in wanted for a in stmt.names) and not trailing_text(ctx, stmt):
                 return stmt  # (a comment after the statement speaks of its line's names)
     return None
+
+
+def combines_aliases(stmts) -> bool:
+    """Whether one of these statements imports an aliased name with others (``from m import a, b
+    as c``: isort's ``combine_as_imports``, off by default, as in ruff)."""
+    return any(isinstance(s, ast.ImportFrom) and len(s.names) > 1 and _aliased(s) for s in stmts)
+
+
+def _aliased(stmt: ast.stmt) -> bool:
+    return any(a.asname for a in stmt.names)  # type: ignore[attr-defined]  # an Import or ImportFrom
 
 
 def _add_aliases(ctx: FileContext, stmt: ast.ImportFrom, refs: List[ImportRef]) -> List[Edit]:
@@ -149,11 +171,14 @@ def _add_aliases(ctx: FileContext, stmt: ast.ImportFrom, refs: List[ImportRef]) 
 
 
 # joining the imports the fixes wrote -------------------------------------------------------
-def join_written_imports(original: str, text: str) -> str:
+def join_written_imports(original: str, text: str, in_order: bool = False) -> str:
     """``text`` with the ``from m import ...`` statements that fixes wrote in its leading import
     block (one line, no comment, not a line of ``original``) joined to the block's first other
     import from ``m``: ``from m import b`` written beside ``from m import a`` (written too, or
-    the file's own) gives ``from m import a, b``."""
+    the file's own) gives ``from m import a, b``. ``in_order``: the leading import block of
+    ``original`` was in isort's order (``imports_in_order``); then an aliased name joins only where
+    the block's own statements combine such names, each group with a statement not of
+    ``original`` is put in that order too, and a ``from`` import made too long is wrapped."""
     try:
         ctx = FileContext.of(text)
     except SyntaxError:
@@ -162,9 +187,11 @@ def join_written_imports(original: str, text: str) -> str:
     if not all(_alone(ctx, s) for s in block):
         return text
     lines = {line.strip() for line in original.splitlines()}
+    combine = not in_order or combines_aliases([s for s in block if ctx.text(s) in lines])
     by_module: Dict[str, List[ast.ImportFrom]] = {}
     for stmt in block:
-        if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and all(a.name != "*" for a in stmt.names):
+        if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and all(a.name != "*" for a in stmt.names) \
+                and (combine or not _aliased(stmt)):
             by_module.setdefault(stmt.module or "", []).append(stmt)
     edits: List[Edit] = []
     for module, stmts in by_module.items():
@@ -183,18 +210,138 @@ def join_written_imports(original: str, text: str) -> str:
             refs = sorted((ImportRef(module, a.name, a.asname) for s in moving for a in s.names), key=_ref_key)
             edits += _add_aliases(ctx, into, refs) + [delete_statement(ctx, s) for s in moving]
     ordered = sorted(edits, key=lambda e: e.start)
-    if not edits or any(a.end > b.start for a, b in zip(ordered, ordered[1:])):
+    if any(a.end > b.start for a, b in zip(ordered, ordered[1:])):
         return text
-    joined = splice(text, edits)
+    joined = splice(text, edits) if edits else text
     # parsed once, for this check and for the analysis of the joined text, which reads this
     # parse; the parse of ``text`` goes first (a large module's two trees at once: 1.5x the memory)
-    del ctx
+    if edits:
+        del ctx
+        FileContext.forget()
+    if in_order:
+        joined = _ordered(joined, lines, None if edits else ctx)
+    if joined == text:
+        return text
     FileContext.forget()
     try:
         FileContext.of(joined)
     except SyntaxError:  # not expected: keep the fixes' text
         return text
     return joined
+
+
+# isort's order -------------------------------------------------------------------------------
+def _order_key(stmt: ast.stmt) -> tuple:
+    """Where isort and ruff (their defaults) put a statement within its section: ``import``
+    statements first, then ``from`` ones, by module (without case, then with); of one module by
+    the first name imported (constants, classes, then the rest: ``_name_key``)."""
+    module = _module(stmt)
+    first = stmt.names[0]  # type: ignore[attr-defined]  # an Import or ImportFrom
+    return (int(isinstance(stmt, ast.ImportFrom)), module.lower(), module, _name_key(first.name), first.asname or "")
+
+
+def import_blocks(ctx: FileContext) -> List[List[ast.stmt]]:
+    """The module's import blocks as isort and ruff see them: the runs of consecutive import
+    statements of each statement list (the module's, a function's, a branch's), each on lines of
+    its own (a block with ``import pdb; pdb.set_trace()`` is not one they reorder)."""
+    blocks: List[List[ast.stmt]] = []
+    for node in ast.walk(ctx.tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            run: List[ast.stmt] = []
+            for stmt in [*stmts, None]:
+                if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                    run.append(stmt)
+                    continue
+                if run and all(_own_lines(ctx, s) for s in run):
+                    blocks.append(run)
+                run = []
+    return blocks
+
+
+def _own_lines(ctx: FileContext, stmt: ast.stmt) -> bool:
+    """Whether the statement has its lines to itself (but for its indentation and a comment)."""
+    rest = trailing_text(ctx, stmt)
+    return statement_prefix(ctx, stmt).strip() == "" and (rest == "" or rest.startswith("#"))
+
+
+def imports_in_order(ctx: FileContext) -> bool:
+    """Whether every import block of the module is in isort's order: each group (statements
+    between blank lines) sorted by ``_order_key``."""
+    for block in import_blocks(ctx):
+        for group in _groups(ctx, block):
+            keys = [_order_key(s) for s in group]
+            if keys != sorted(keys):
+                return False
+    return True
+
+
+def _ordered(text: str, lines: set, ctx: Optional[FileContext] = None) -> str:
+    """``text`` with each group of its import blocks that holds a statement not among ``lines``
+    (the original's, stripped) put in isort's order, after the leading block's ``from`` imports
+    made too long are wrapped (``_wrapped``): each statement moves with the comment lines right
+    above it (the group's first statement's stay: they head the group)."""
+    try:
+        ctx = ctx or FileContext.of(text)
+    except SyntaxError:
+        return text
+    block = leading_imports(ctx)
+    edits: List[Edit] = _wrapped(ctx, block, lines) if block and all(_alone(ctx, s) for s in block) else []
+    if edits:  # the long lines first: the order below moves whole statements
+        text = splice(text, edits)
+        try:
+            ctx = FileContext.of(text)
+        except SyntaxError:
+            return text
+        edits = []
+    for group in (g for b in import_blocks(ctx) for g in _groups(ctx, b)):
+        keys = [_order_key(s) for s in group]
+        if keys == sorted(keys) or all(ctx.text(s) in lines for s in group):
+            continue
+        last = group[-1].end_lineno or group[-1].lineno
+        if not ctx.line_text(last).endswith(("\n", "\r")):
+            continue  # the file's last line: a moved statement would run into the next
+        units = []
+        for n, stmt in enumerate(group):
+            start = stmt.lineno
+            while n and ctx.line_text(start - 1).lstrip().startswith("#"):
+                start -= 1
+            end = stmt.end_lineno or stmt.lineno
+            units.append((_order_key(stmt), ctx.source[ctx.line_start(start):ctx.line_start(end) + len(ctx.line_text(end))]))
+        begin = ctx.line_start(group[0].lineno)
+        finish = ctx.line_start(last) + len(ctx.line_text(last))
+        edits.append(Edit(begin, finish, "".join(text for _, text in sorted(units, key=lambda u: u[0]))))
+    return splice(text, edits) if edits else text
+
+
+#: isort's default line length: a ``from`` import the fixes made longer than this (and than every
+#: import line of the module's own) is wrapped as ruff's isort wraps it
+LINE_LENGTH = 79
+
+
+def _wrapped(ctx: FileContext, block: List[ast.stmt], lines: set) -> List[Edit]:
+    """The edits that wrap each one-line ``from`` import not among ``lines`` (the original's) that
+    is longer than the module's own import lines and ``LINE_LENGTH``: its names in parentheses,
+    one a line with a comma after each (which keeps ruff from joining them again, whatever its
+    line length), indented as the module's wrapped imports are (else 4 spaces)."""
+    own = [s for s in block if ctx.text(s) in lines]
+    limit = max([LINE_LENGTH, *(len(ctx.line_text(n).rstrip("\r\n")) for s in own
+                                for n in range(s.lineno, (s.end_lineno or s.lineno) + 1))])
+    indent = next((m.group(1) for s in own if (s.end_lineno or s.lineno) > s.lineno
+                   for m in [re.match(r"([ \t]+)\S", ctx.line_text(s.lineno + 1))] if m), "    ")
+    nl = newline(ctx)
+    edits = []
+    for stmt in block:
+        if not isinstance(stmt, ast.ImportFrom) or stmt.end_lineno != stmt.lineno or ctx.text(stmt) in lines:
+            continue
+        if len(ctx.line_text(stmt.lineno).rstrip("\r\n")) <= limit or trailing_text(ctx, stmt) or "(" in ctx.text(stmt):
+            continue
+        head = f"from {'.' * stmt.level}{stmt.module or ''} import ("
+        names = "".join(f"{nl}{indent}{_alias(ImportRef('', a.name, a.asname))}," for a in stmt.names)
+        edits.append(ctx.replace(stmt, f"{head}{names}{nl})"))
+    return edits
 
 
 def splice(source: str, edits: List[Edit]) -> str:

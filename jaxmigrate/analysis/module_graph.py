@@ -2,12 +2,17 @@
 
 For the project facts (analysis/project.py), such as the mesh plan: code that runs under a mesh
 entered in one module may create or call pjit in another, and the modules reach each other
-through imports. An import is resolved to
-the files of the tree whose dotted path ends with the imported name (a tree's package root is not
-known: ``EasyLM.jax_utils`` is ``<any folder>/EasyLM/jax_utils.py``); a top-level name prefers a
-module beside the importer (a script's folder is the first on ``sys.path``); a relative import is
+through imports. A module is named by its whole path (``/src/EasyLM/jax_utils.py`` is
+``src.EasyLM.jax_utils``), and an import is resolved to the files whose name ends with the
+imported one (``EasyLM.jax_utils``): where a project's package root lies is not known, and a name
+taken relative to a folder of the run would lose the packages above it (a run over the files of
+one package, ``from EasyLM import jax_utils``, found nothing). A top-level name prefers a module
+beside the importer (a script's folder is the first on ``sys.path``); a relative import is
 resolved against the importer's package. An import in a string or a comment counts too: a link too
 many holds a rewrite back, one too few lets it break code.
+
+``given``: the files of the run, when the graph also holds other files of their project
+(engine/project.py), which are read for the plan and never fixed; None when it holds only those.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
-from typing import Dict, Iterable, List, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 # an import statement from the start of its line; found where the word "import" occurs (a bytes
 # search), as a multi-line regex over every line start costs several times more
@@ -50,14 +55,16 @@ def imported_names(data: bytes) -> List[Tuple[int, str, List[str]]]:
 class ModuleGraph:
     """The import links between the files of one run (indexes into ``paths``)."""
 
-    def __init__(self, paths: Sequence[str]) -> None:
+    def __init__(self, paths: Sequence[str], given: Optional[int] = None) -> None:
+        """``paths``: the files; ``given``: how many of them, from the first, the run was given
+        (the rest are other files of their projects), None: all."""
         self.paths = [os.path.abspath(p) for p in paths]
-        root = os.path.commonpath([os.path.dirname(p) for p in self.paths]) if self.paths else ""
+        self.given: Optional[Set[int]] = set(range(given)) if given is not None and given < len(paths) else None
         self._dotted: List[Tuple[str, ...]] = []
         self._by_suffix: Dict[Tuple[str, ...], Set[int]] = defaultdict(set)
         self._by_folder: Dict[Tuple[str, str], int] = {}
         for index, path in enumerate(self.paths):
-            parts = tuple(os.path.relpath(path, root).split(os.sep)) if root else (os.path.basename(path),)
+            parts = tuple(p for p in os.path.splitdrive(path)[1].split(os.sep) if p)  # the whole path, below its drive
             stem = parts[-1].rsplit(".", 1)[0]
             dotted = parts[:-1] if stem == "__init__" else (*parts[:-1], stem)
             self._dotted.append(dotted)
@@ -85,6 +92,10 @@ class ModuleGraph:
                 for end in range(1, len(parts)):  # `import a.b.c` runs a/__init__ and a/b/__init__
                     targets |= self._resolve(index, parts[:end], packages_only=True)
             self.edges[index] |= targets - {index}
+
+    def is_given(self, index: int) -> bool:
+        """Whether file ``index`` is one of the run's (not only read for the plan)."""
+        return self.given is None or index in self.given
 
     def reachable(self, start: int) -> Set[int]:
         """The files ``start`` imports, directly or through others (``start`` itself not included)."""

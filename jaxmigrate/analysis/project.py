@@ -7,8 +7,12 @@ the way a LibCST rule declares the metadata providers it reads; the engine, whic
 rule, computes each declared fact once per run:
 
 1. ``members``: which files contribute, from the module graph and the byte test ``wants``;
+   the graph may hold other files of the project than the run's (``graph.is_given``: read for
+   the plan, never fixed), and only members that bear on the run's files are wanted;
 2. ``part``: each member's own part, plain data read from that file's own analysis (its
    context and its findings before any fix), cached with the file's other results;
+   ``outside_part`` for a member the run does not fix, whose analysis runs only the rules of
+   ``reads_codes`` (no rule is selected there: nothing is fixed);
 3. ``combine``: the parts joined over the module graph, in one pass, into a value per file;
 4. ``settle`` (optional): a file's findings with its value, from its findings without one.
 
@@ -52,6 +56,11 @@ class ProjectFact:
         """A member's own part: from its analysis, its findings (of its rules and ``reads_codes``)
         and the codes selected for it. ``None`` when it contributes nothing."""
         raise NotImplementedError
+
+    def outside_part(self, ctx: "FileContext", findings: List["Finding"], codes: Sequence[str]) -> Any:
+        """The part of a member the run was not given (another file of its project, read for the
+        plan): it keeps what it has. By default the same as ``part``."""
+        return self.part(ctx, findings, codes)
 
     def settle(self, findings: List["Finding"], value: Any) -> Optional[List["Finding"]]:
         """A file's findings with ``value``, from its findings without one (``check`` then need not

@@ -134,6 +134,13 @@ class History:
 
 
 @lru_cache(maxsize=None)
+def newest_release() -> str:
+    """The newest JAX release the history knows (read from its table's first line alone)."""
+    with open(DATA / "public.tsv", encoding="utf-8") as handle:
+        return handle.readline().rstrip("\n").split("\t")[-1]
+
+
+@lru_cache(maxsize=None)
 def table(private: bool) -> History:
     return History.load(DATA / ("private.tsv" if private else "public.tsv"))
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, List, Optional, Sequence, Set, Tuple, Type
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.import_layout import join_written_imports
-from jaxmigrate.core.findings import Finding
+from jaxmigrate.analysis.import_layout import imports_in_order, join_written_imports
+from jaxmigrate.core.findings import Finding, Fix
 from jaxmigrate.core.linediff import LineMatcher, unified_diff
 from jaxmigrate.core.syntax import parse_error
 from jaxmigrate.engine.apply import FixError, apply_round
@@ -58,6 +58,8 @@ class Settings:
     plan_project: bool = True  # False: no project facts (a run that computes them, or one file)
     # the keys of the project facts whose parts each file's analysis gives (the runner's first pass)
     collect: Tuple[str, ...] = ()
+    # with ``collect``: the files are others of the project than the run's, read for the plan only
+    outside: bool = False
 
     def for_file(self, path: Path) -> "Settings":
         """The settings of ``path``'s nearest configuration, minus the codes that its
@@ -115,6 +117,9 @@ class FileResult:
     on_disk: Optional[List[Finding]] = None
     error_at: Tuple[int, int] = (1, 1)  # line, column of ``error`` (a syntax error's own position)
     fixed_codes: Optional[dict] = None  # when it changed: code -> how many of its findings the fixes took
+    # when it changed: the findings of the file on disk whose unsafe fixes were applied (without their edits)
+    unsafe_fixed: Tuple[Finding, ...] = ()
+    unsafe_allowed: bool = False  # the file's settings allow unsafe fixes (--unsafe-fixes, or its configuration)
     parts: Tuple[Tuple[str, Any], ...] = ()  # the parts of the project facts (``Settings.collect``)
     complete: bool = True  # False: ``findings`` include rules run only for the parts
 
@@ -184,6 +189,7 @@ class Outcome:
     left_on_disk: Optional[List[Finding]] = None
     parts: Tuple[Tuple[str, Any], ...] = ()  # with ``Settings.collect``: (fact key, this file's part)
     complete: bool = True  # False: rules that are not selected ran too (for the parts); the findings are not the file's
+    unsafe_fixed: Tuple[Finding, ...] = ()  # when the text changed: the findings of ``on_disk`` whose unsafe fixes it took
 
     @property
     def changed(self) -> bool:
@@ -219,7 +225,9 @@ def transform(data: bytes, display: str, settings: Settings, active: Optional[Li
         findings, text, applied, first, parts = _run_rules(source.text, display, rules, settings)
         outcome = Outcome(findings, source.text, text, source.encoding, applied, parts=parts)
         if outcome.changed:
-            outcome.on_disk, outcome.left_on_disk = first, located_on_disk(findings, first, source.text, text)
+            kept: Set[int] = set()
+            outcome.on_disk, outcome.left_on_disk = first, located_on_disk(findings, first, source.text, text, kept)
+            outcome.unsafe_fixed = unsafe_fixed(first, kept, settings)
     outcome.complete = len(codes) == len(settings.rule_codes)
     return outcome
 
@@ -241,6 +249,14 @@ def _facts_by_key(keys: Tuple[str, ...]) -> tuple:
     return tuple(found[key] for key in keys)
 
 
+def unsafe_fixed(first: List[Finding], kept: Set[int], settings: Settings) -> Tuple[Finding, ...]:
+    """The findings of the text as given (``first``) whose unsafe fixes the fixed text took: those
+    with an unsafe fix allowed that are not ``kept`` (``located_on_disk``), without their edits."""
+    if not settings.unsafe_fixes:
+        return ()
+    return tuple(replace(f, fix=Fix("unsafe")) for f in first if f.fix_safety == "unsafe" and id(f) not in kept)
+
+
 def _fixed_codes(before: List[Finding], left: List[Finding]) -> dict:
     """code -> how many fewer findings of it the fixed text has (what ``--show-fixes`` lists)."""
     from collections import Counter
@@ -250,23 +266,27 @@ def _fixed_codes(before: List[Finding], left: List[Finding]) -> dict:
     return {code: n for code, n in sorted(counts.items()) if n > 0}
 
 
-def located_on_disk(left: List[Finding], first: List[Finding], original: str, fixed: str) -> List[Finding]:
+def located_on_disk(left: List[Finding], first: List[Finding], original: str, fixed: str,
+                    kept: Optional[Set[int]] = None) -> List[Finding]:
     """The findings ``left`` in the ``fixed`` text, where they are in the ``original`` one (a fix
     that is not written: ``--diff``, ``--verify``): the same findings a written fix leaves, at the
     lines and columns ``check`` gives them on disk. A finding of the original text with the same
     code and message on the line the diff maps the finding's line from (or in the lines the diff
     changes there) stands for it, with its position, fix and suggestion; a finding the fixes
     brought (no such counterpart) is put on the diff's line of the original, at column 1 when its
-    line was changed."""
+    line was changed. ``kept`` gets the ids of the original's findings still there: those that
+    stand for one, and those with the same code on its line (its message names a line the fixes
+    moved, say), which the fixes did not take."""
     import bisect
 
     a, b = original.splitlines(), fixed.splitlines()
     ops = [op for op in LineMatcher(a, b).get_opcodes() if op[4] > op[3]]  # as --diff's
     starts = [op[3] for op in ops]
-    unused: dict = {}  # (code, message, line) -> the original's findings there, in order
+    unused: dict = {}  # (code, message, line) and (code, line) -> the original's findings there, in order
     for g in first:
         unused.setdefault((g.code, g.message, g.line), []).append(g)
-    out = []
+        unused.setdefault((g.code, g.line), []).append(g)
+    placed: List[Tuple[Finding, str, int, Sequence[int]]] = []
     for f in left:
         j = f.line - 1
         k = bisect.bisect_right(starts, j) - 1
@@ -277,13 +297,35 @@ def located_on_disk(left: List[Finding], first: List[Finding], original: str, fi
         else:
             start = i1 + 1
             lines = range(i1 + 1, max(i1 + 1, i2) + 1)
-        twins = next((unused[key] for key in ((f.code, f.message, n) for n in lines) if unused.get(key)), None)
-        if twins:
-            out.append(twins.pop(0))
+        placed.append((f, tag, start, lines))
+    taken: Set[int] = set()
+    twin: dict = {}  # index into ``placed`` -> the original's finding that stands for it
+
+    def match(keys) -> Optional[Finding]:
+        for key in keys:
+            for g in unused.get(key, ()):
+                if id(g) not in taken:
+                    taken.add(id(g))
+                    return g
+        return None
+
+    for n, (f, _, _, lines) in enumerate(placed):
+        found = match([(f.code, f.message, m) for m in lines])
+        if found is not None:
+            twin[n] = found
+    if kept is not None:  # every finding left with the same message first, then by code alone
+        for n, (f, _, _, lines) in enumerate(placed):
+            if n not in twin:
+                match([(f.code, m) for m in lines])
+        kept.update(taken)
+    out = []
+    for n, (f, kind, start, _) in enumerate(placed):
+        if n in twin:
+            out.append(twin[n])
         else:
             out.append(replace(f, line=start, end_line=start + (f.end_line - f.line),
-                               column=f.column if tag == "equal" else 1,
-                               end_column=f.end_column if tag == "equal" else 1))
+                               column=f.column if kind == "equal" else 1,
+                               end_column=f.end_column if kind == "equal" else 1))
     out.sort(key=lambda f: (f.line, f.column, f.code))
     return out
 
@@ -292,7 +334,8 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
     """Findings left, the text, how many fixes were applied (rounds until none applies), the
     findings of the text as given, and the parts of the project facts ``settings.collect`` names.
     With ``join_imports``, the ``from`` imports the fixes wrote
-    then join the same module's import (``join_written_imports``)."""
+    then join the same module's import, and take their place in the import block when it was in
+    isort's order (``join_written_imports``)."""
     original = text
     applied_total = 0
     held = settings.project_facts()  # what the project facts say of this file
@@ -300,17 +343,20 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
     parts: Tuple[Tuple[str, Any], ...] = ()
     if settings.collect:  # the parts of the project facts, from the text as given (where its bytes may hold one)
         ctx, data = FileContext.of(text, display, settings.target), text.encode("utf-8", "surrogatepass")
-        parts = tuple((fact.key, fact.part(ctx, first, settings.rule_codes) if fact.wants(data) else None)
-                      for fact in facts_by_key(settings.collect))
+        parts = tuple((fact.key, (fact.outside_part if settings.outside else fact.part)(ctx, first, settings.rule_codes)
+                       if fact.wants(data) else None) for fact in facts_by_key(settings.collect))
     fired: Set[str] = set()
     origin = None  # the facts of the text as given that the fixes may rewrite (patterns/era.py)
+    in_order = False  # the text's leading imports were in isort's order
     if settings.fix:
         for _ in range(MAX_ROUNDS):
             fixes = [f.fix for f in findings if f.fix is not None and _allowed(f, settings)]  # (_allowed: it has one)
             if not fixes:
                 break
             if origin is None:  # before the first round, while the text's parse is the recent one
-                origin = {**held, **origin_facts(FileContext.of(original, display, settings.target))}
+                given = FileContext.of(original, display, settings.target)
+                origin = {**held, **origin_facts(given)}
+                in_order = join_imports and imports_in_order(given)
             try:
                 text, applied = _apply_round(text, fixes)
             except FixError:
@@ -328,7 +374,7 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
             rules = [r for r in rules if id(r) in wanted or r.code in fired]
             findings = analyse(text, display, rules, settings.target, origin) if rules else []
     if applied_total and join_imports:
-        joined = join_written_imports(original, text)
+        joined = join_written_imports(original, text, in_order)
         if joined != text:
             text = joined
             findings = analyse(text, display, rules, settings.target, origin or held) if findings else []
@@ -353,7 +399,13 @@ def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: 
     except (ValueError, KeyError, TypeError) as exc:  # JSONDecodeError (a ValueError) says where
         where = (display, getattr(exc, "lineno", 1), getattr(exc, "colno", 1), None)
         raise SyntaxError(f"not a readable notebook: {getattr(exc, 'msg', exc)}", where) from exc
-    findings, text, applied, first, parts = _run_rules(module, display, rules, settings, join_imports=False)
+    try:
+        findings, text, applied, first, parts = _run_rules(module, display, rules, settings, join_imports=False)
+    except SyntaxError as exc:  # a cell's code: said at its line in the cell
+        if not exc.lineno:
+            raise
+        cell, line = nb.locate(exc.lineno)
+        raise CellSyntaxError(cell, exc.msg, (display, line, exc.offset, exc.text)) from exc
 
     def located(found: List[Finding]) -> List[Finding]:
         out = []
@@ -366,8 +418,19 @@ def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: 
     new = notebook.dump(nb, text) if text != module else raw
     outcome = Outcome(located(findings), raw, new, encoding, applied, parts=parts)
     if outcome.changed:
-        outcome.on_disk, outcome.left_on_disk = located(first), located(located_on_disk(findings, first, module, text))
+        kept: Set[int] = set()
+        left = located_on_disk(findings, first, module, text, kept)
+        outcome.on_disk, outcome.left_on_disk = located(first), located(left)
+        outcome.unsafe_fixed = tuple(located(list(unsafe_fixed(first, kept, settings))))
     return outcome
+
+
+class CellSyntaxError(SyntaxError):
+    """A syntax error in a notebook's code cell, at its line within the cell (``lineno``)."""
+
+    def __init__(self, cell: int, msg: str, where: tuple) -> None:
+        super().__init__(msg, where)
+        self.cell = cell
 
 
 def _too_deep(exc: BaseException) -> bool:
@@ -421,12 +484,15 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
     try:
         if data is None:
             data = path.read_bytes()
-        outcome = _deep_retry(transform, data, display, settings.for_file(path), active)
+        effective = settings.for_file(path)
+        result.unsafe_allowed = settings.fix and effective.unsafe_fixes
+        outcome = _deep_retry(transform, data, display, effective, active)
         result.findings, result.fixes_applied = outcome.findings, outcome.fixes_applied
         result.parts, result.complete = outcome.parts, outcome.complete
         if outcome.changed:
             result.changed = True
             result.fixed_codes = _fixed_codes(outcome.on_disk or [], outcome.findings)
+            result.unsafe_fixed = outcome.unsafe_fixed
             new_bytes = outcome.text.encode(outcome.encoding)
             why = None if stdin else refusal(path)  # also under --diff and --verify: neither is to show or write it
             if why or settings.write:
@@ -443,9 +509,11 @@ def process(path: Path, display: str, settings: Settings, data: Optional[bytes] 
                 result.new_bytes, result.original = new_bytes, data
                 result.fixed_findings, result.on_disk = result.findings, outcome.on_disk
                 result.findings = outcome.left_on_disk
-    except SyntaxError as exc:
+    except SyntaxError as exc:  # a notebook's: in a cell (``CellSyntaxError``), or its JSON's line and column
         result.error = parse_error(exc)
-        result.error_at = (exc.lineno or 1, exc.offset or 1) if not display.endswith(".ipynb") else (1, 1)
+        if isinstance(exc, CellSyntaxError):
+            result.error = f"cell {exc.cell}: {result.error}"
+        result.error_at = (exc.lineno or 1, exc.offset or 1)
     except (KeyError, IndexError) as exc:  # LookupErrors too, but an engine bug's, not an unknown encoding's
         result.error = f"internal error: {type(exc).__name__}: {exc}"
     except (OSError, UnicodeDecodeError, LookupError) as exc:

@@ -204,24 +204,29 @@ def _untouched(pending: List[Tuple[int, SourceFile]], settings: Settings, cache,
 
 
 def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = None,
-        progress: Optional[Callable[[int, int], None]] = None, cache=None) -> List[FileResult]:
+        progress: Optional[Callable[[int, int], None]] = None, cache=None,
+        others: Optional[Callable[[], Sequence[SourceFile]]] = None) -> List[FileResult]:
     """Process ``files``; ``progress(done, total)`` is called as files complete.
 
     With a ``cache`` (``engine.cache.Cache``), ``check`` reuses and stores findings; ``fix`` only
-    skips the files the cache knows to have nothing to report."""
-    if settings.fix and settings.write:  # what a killed earlier run left behind
-        from jaxmigrate.engine.writer import remove_stale_temporaries
-
-        remove_stale_temporaries({f.path.parent for f in files})
+    skips the files the cache knows to have nothing to report. ``others``: the other files of the
+    files' projects, asked for when a project fact needs them (engine/project.py), read for the
+    plan and never processed."""
     results: List[Optional[FileResult]] = [None] * len(files)
-    if settings.plan_project:  # what a file's rules find may depend on the modules it imports or that import it
-        settings = _with_project_facts(files, settings, jobs, cache, results)
-    pending = [(i, file) for i, file in enumerate(files) if results[i] is None]
-    if cache is not None:
-        pending = _untouched(pending, settings, cache, results)
-    interrupted = _execute(files, pending, settings, jobs, cache, results, progress, len(files) - len(pending))
-    if cache is not None:
-        cache.save()
+    with _ctrl_c() as stop:  # Ctrl-C at any point stops the run before the next file (none is half done)
+        if settings.fix and settings.write:  # what a killed earlier run left behind
+            from jaxmigrate.engine.writer import remove_stale_temporaries
+
+            remove_stale_temporaries({f.path.parent for f in files})
+        if settings.plan_project:  # what a file's rules find may depend on the modules it imports or that import it
+            settings = _with_project_facts(files, settings, jobs, cache, results, others, stop)
+        pending = [(i, file) for i, file in enumerate(files) if results[i] is None]
+        if cache is not None:
+            pending = _untouched(pending, settings, cache, results)
+        interrupted = _execute(files, pending, settings, jobs, cache, results, progress, len(files) - len(pending),
+                               stop=stop)
+        if cache is not None:
+            cache.save()
     if interrupted:
         raise Interrupted(results)
     return results  # type: ignore[return-value]  # not interrupted: every file has its result
@@ -229,9 +234,12 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
 
 def _execute(files: Sequence[SourceFile], pending: List[Tuple[int, SourceFile]], settings: Settings,
              jobs: Optional[int], cache, results: list, progress=None, done: int = 0,
-             collected: Optional[Dict[int, Processed]] = None) -> bool:
+             collected: Optional[Dict[int, Processed]] = None, stop: Optional[list] = None) -> bool:
     """Process ``pending`` into ``results`` (in chunks, on worker processes when it pays); True if
-    Ctrl-C stopped it. ``collected``: each outcome is kept there too, and not stored in the cache."""
+    Ctrl-C stopped it (``stop``: the run's flag, which it may have set before). ``collected``: each
+    outcome is kept there too, and not stored in the cache."""
+    if stop:
+        return True
     jobs = jobs or os.cpu_count() or 1
     spans = _spans(len(pending), jobs)
     parallel = jobs > 1 and len(pending) >= MIN_PARALLEL
@@ -239,7 +247,7 @@ def _execute(files: Sequence[SourceFile], pending: List[Tuple[int, SourceFile]],
         import multiprocessing
 
         shared = multiprocessing.RawValue("b", 0)  # workers inherit it; setting it needs no lock
-    with _ctrl_c(shared if parallel else None) as interrupted:
+    with _ctrl_c(shared if parallel else None, stop) as interrupted:
         def take(outcomes: List[Processed], done: int) -> int:
             if collected is not None:
                 collected.update((outcome[0], outcome) for outcome in outcomes)
@@ -267,42 +275,50 @@ def _execute(files: Sequence[SourceFile], pending: List[Tuple[int, SourceFile]],
 
 
 def _with_project_facts(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int], cache,
-                        results: list) -> Settings:
+                        results: list, others=None, stop: Optional[list] = None) -> Settings:
     """``settings`` with the values of the project facts the selected rules declare
-    (analysis/project.py). Each member is analysed once, nothing fixed, unless the cache has its parts;
+    (analysis/project.py), over the run's files and, when a fact needs them, the ``others`` of
+    their projects. Each member is analysed once, nothing fixed, unless the cache has its parts;
     ``check`` keeps that analysis as the file's result when the file gets no value."""
     from jaxmigrate.engine import project
 
-    facts = [fact for fact in project.declared(settings.rule_codes) if fact.needed(settings.rule_codes, len(files))]
+    codes = settings.rule_codes
+    facts = [fact for fact in project.declared(codes) if fact.needed(codes, len(files) if others is None else sys.maxsize)]
+    if facts:
+        found = project.scan(files, facts, cache, others)
+        facts = [fact for fact in facts if fact.needed(codes, len(found.files))]
     if not facts:
         return replace(settings, plan_project=False)
-    found = project.scan(files, facts, cache)
-    members = {fact.key: fact.members(found.graph, found.wanted[fact.key], settings.rule_codes) for fact in facts}
+    every = found.files  # the run's files first, then the others read for the plan
+    members = {fact.key: fact.members(found.graph, found.wanted[fact.key], codes) for fact in facts}
     keys = tuple(fact.key for fact in facts)
     parts: Dict[int, dict] = {}
-    todo = []
+    todo: List[Tuple[int, SourceFile]] = []
     for i in sorted({i for chosen in members.values() for i in chosen}):
-        known = cache.fact("parts", files[i].path, found.stats[i], _parts_key(settings, files[i])) \
+        known = cache.fact("parts", every[i].path, found.stats[i], _parts_key(settings, every[i], i < len(files))) \
             if cache is not None and i in found.stats else None
         if known is not None and set(keys) <= set(known):
             parts[i] = known
         else:
-            todo.append((i, files[i]))
+            todo.append((i, every[i]))
     first: Dict[int, Processed] = {}
-    if todo:
-        if _execute(files, todo, _collecting(settings, keys), jobs, cache, results, collected=first):
+    for outside in (False, True):  # the run's files, then the others: read only for their parts
+        pending = [(i, file) for i, file in todo if (i >= len(files)) == outside]
+        if pending and _execute(every, pending, _collecting(settings, keys, outside), jobs, cache, results,
+                                collected=first, stop=stop):
             raise Interrupted(results)
-        for i, result, key, _ in first.values():
-            parts[i] = dict(result.parts)
-            if cache is not None and key is not None and not result.error:
-                cache.put_fact("parts", files[i].path, key.stat, key.read_ns, parts[i], _parts_key(settings, files[i]))
+    for i, result, key, _ in first.values():
+        parts[i] = dict(result.parts)
+        if cache is not None and key is not None and not result.error:
+            cache.put_fact("parts", every[i].path, key.stat, key.read_ns, parts[i],
+                           _parts_key(settings, every[i], i < len(files)))
     values = {fact.key: fact.combine(found.graph, {i: parts.get(i, {}).get(fact.key) for i in members[fact.key]},
-                                     [f.display for f in files]) for fact in facts}
-    planned = replace(settings, project=project.table(files, values), plan_project=False)
+                                     [f.display for f in every]) for fact in facts}
+    planned = replace(settings, project=project.table(every, values), plan_project=False)
     if todo and not settings.fix:  # the first analysis is the result of a file the facts say nothing of,
         by_key = {fact.key: fact for fact in facts}  # or whose findings with its values they can settle
         for i, result, key, store in first.values():
-            if not result.complete:
+            if i >= len(files) or not result.complete:
                 continue
             findings: Optional[List] = result.findings
             effective = planned.for_file(files[i].path)
@@ -315,18 +331,22 @@ def _with_project_facts(files: Sequence[SourceFile], settings: Settings, jobs: O
     return planned
 
 
-def _collecting(settings: Settings, keys: Tuple[str, ...]) -> Settings:
-    """The settings of the first pass over the members: their parts, nothing fixed."""
-    variants = tuple((folder, replace(v, collect=keys, fix=False, write=False, plan_project=False))
-                     for folder, v in settings.variants)
-    return replace(settings, collect=keys, fix=False, write=False, plan_project=False, variants=variants)
+def _collecting(settings: Settings, keys: Tuple[str, ...], outside: bool = False) -> Settings:
+    """The settings of the first pass over the members: their parts, nothing fixed; ``outside``:
+    of members that are not the run's files, which run only the rules the facts read
+    (``ProjectFact.outside_part``: nothing is fixed there, whatever is selected)."""
+    def first_pass(of: Settings) -> Settings:
+        return replace(of, collect=keys, fix=False, write=False, plan_project=False, outside=outside,
+                       rule_codes=() if outside else of.rule_codes)
+
+    return replace(first_pass(settings), variants=tuple((folder, first_pass(v)) for folder, v in settings.variants))
 
 
-def _parts_key(settings: Settings, file: SourceFile) -> bytes:
+def _parts_key(settings: Settings, file: SourceFile, given: bool = True) -> bytes:
     from jaxmigrate.engine.project import parts_key
 
     effective = settings.for_file(file.path)
-    return parts_key(effective.rule_codes, effective.target, file.display.endswith(".ipynb"))
+    return parts_key(effective.rule_codes, effective.target, file.display.endswith(".ipynb"), given)
 
 
 class Interrupted(Exception):
@@ -339,11 +359,12 @@ class Interrupted(Exception):
 
 
 @contextmanager
-def _ctrl_c(shared=None) -> Iterator[list]:
-    """A list that becomes non-empty on SIGINT (and ``shared``, the workers' flag, set), instead of
-    a KeyboardInterrupt in the middle of a file: the run stops between files. Outside the main
-    thread (no handler can be set there) SIGINT keeps its usual meaning."""
-    flag: list = []
+def _ctrl_c(shared=None, flag: Optional[list] = None) -> Iterator[list]:
+    """A list (``flag``, or a new one) that becomes non-empty on SIGINT (and ``shared``, the
+    workers' flag, set), instead of a KeyboardInterrupt in the middle of a file: the run stops
+    between files. Outside the main thread (no handler can be set there) SIGINT keeps its usual
+    meaning."""
+    flag = [] if flag is None else flag
 
     def handler(signum, frame) -> None:
         flag.append(signum)

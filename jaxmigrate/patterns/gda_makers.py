@@ -4,8 +4,9 @@ JM502 knows the GDAs of a module from what makes them there, including the modul
 (a return annotation, or every ``return`` building one). A helper in another module makes GDAs
 too: ``params = make_params(mesh)`` after ``from model import make_params``, then
 ``params.mesh_axes``. Once the fix migrates the helper, that value is a jax.Array, and
-``.mesh_axes`` on it fails. So the members are the modules that may return GDAs and that another
-module imports (absolute imports; relative ones are not followed); a member's part is its
+``.mesh_axes`` on it fails. So the members are the modules that may return GDAs and that a file of
+the run imports (absolute imports; relative ones are not followed), in the run or elsewhere in its
+project; a member's part is its
 module-level functions that return GDAs; the value of each importing module is their qualified
 names as it spells them (``model.make_params``), which JM502 reads through ``FileContext.origin``
 (analysis/values.py).
@@ -39,7 +40,7 @@ class GdaMakers(ProjectFact):
         return any(w in data for w in GDA_WORDS)
 
     def members(self, graph: "ModuleGraph", wanted: List[int], codes: Sequence[str]) -> List[int]:
-        return sorted({module for *_, module in _links(graph, set(wanted))})
+        return sorted({module for importer, *_, module in _links(graph, set(wanted)) if graph.is_given(importer)})
 
     def part(self, ctx: "FileContext", findings: List["Finding"], codes: Sequence[str]) -> Optional[Tuple[str, ...]]:
         facts = InstanceFacts(ctx, GDA, GDA_VALUES, partial(names_gda, ctx), partial(returns_gdas, ctx))

@@ -8,11 +8,13 @@ or calls pjit in another that it imports. So:
 
 - the members are the modules that mention pjit or a mesh and are linked to another such module
   (one imports the other, directly or through any file: analysis/module_graph.py), or every such
-  module when only one rule of the pair is selected;
+  module when only one rule of the pair is selected; of the groups so linked, those with a file
+  of the run (the others of the project are read only to hold the run's files);
 - a member's part says whether it keeps a pjit or `with mesh:` after its own fixes, read from its
   findings before any fix: a JM701/JM702 finding without a fix stays, unless every reason that
   holds the module back is removed by another selected rule's fixes (JM101, JM503, JM504) that
-  all have fixes; a use of the rule of the pair that is not selected stays too;
+  all have fixes; a use of the rule of the pair that is not selected stays too, and every use in
+  a module of the project that the run was not given;
 - the value of every member of a group with such a module, that has uses of its own, is why.
 """
 
@@ -47,7 +49,8 @@ class MeshHolds(ProjectFact):
 
     def members(self, graph: "ModuleGraph", wanted: List[int], codes: Sequence[str]) -> List[int]:
         alone = not set(MESH_CODES) <= set(codes)  # one of the pair: a module alone may need holding
-        return [i for group in linked_groups(graph, wanted) if len(group) > 1 or alone for i in group]
+        return [i for group in linked_groups(graph, wanted)
+                if (len(group) > 1 or alone) and any(map(graph.is_given, group)) for i in group]
 
     def part(self, ctx: "FileContext", findings: List["Finding"], codes: Sequence[str]) -> Optional[Part]:
         mesh = [f for f in findings if f.code in MESH_CODES]
@@ -70,6 +73,15 @@ class MeshHolds(ProjectFact):
         if first.code not in selected:
             return f"{first.line} keeps its {what} ({first.code} is not selected there)", True, uses
         return f"{first.line} keeps its {what} ({first.code})", False, uses
+
+    def outside_part(self, ctx: "FileContext", findings: List["Finding"], codes: Sequence[str]) -> Optional[Part]:
+        """A module the run does not fix keeps every pjit and `with mesh:` it has (the engine runs only
+        the pair's rules there: ``codes`` is empty)."""
+        first = min((f for f in findings if f.code in MESH_CODES), key=lambda f: (f.line, f.column), default=None)
+        if first is None:
+            return None
+        what = "pjit" if first.code == "JM701" else "`with mesh:`"
+        return f"{first.line} keeps its {what} (it is not among the paths given: fix them together)", True, False
 
     def settle(self, findings: List["Finding"], value: Any) -> List["Finding"]:
         """A held module: every JM701/JM702 finding that had a fix says why it is held and has none

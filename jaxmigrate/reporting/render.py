@@ -76,24 +76,62 @@ def findings(results: Sequence, output_format: str, mode: str, output_file=None,
     if quiet:
         return
     summary = _summary(results, records, mode, missing)
+    if mode != "check":
+        summary = "\n".join([summary, *unsafe_fixes_shown(results, mode == "diff")])
     click.echo(summary, err=to_stderr or output_format != "text" or mode == "diff" or output_file is not None)
 
 
-def fixes_shown(results: Sequence, diff: bool) -> str:
-    """``--show-fixes``: the fixes applied (or that would be, with ``--diff``), per file and rule."""
+def fixed_count(results: Sequence) -> int:
+    """How many findings the fixes took (or would take), over the files they changed, counted as
+    ``check`` counted them (``FileResult.fixed_codes``): the number the summary, ``--show-fixes``
+    and ``--report`` give."""
+    return sum(sum(r.fixed_codes.values()) for r in results if r.changed and r.fixed_codes)
+
+
+def unsafe_fixes_shown(results: Sequence, diff: bool) -> List[str]:
+    """Each unsafe fix applied (or, with ``diff``, that would be), by rule: what the rule says it
+    may change (``Rule.unsafe_note``), then each finding it took, where ``check`` gave it."""
     from jaxmigrate.rules import BY_CODE
 
-    lines, total = [], 0
+    by_code: Dict[str, List[str]] = {}
     for r in results:
-        if not r.fixed_codes:
+        if r.changed:
+            for f in r.unsafe_fixed:
+                by_code.setdefault(f.code, []).append(f"    {r.path}:{f.line}:{f.column}: {f.message}")
+    if not by_code:
+        return []
+    total = sum(map(len, by_code.values()))
+    them = "them" if total != 1 else "it"
+    lines = [f"[~] {total} of the fixes {'would be' if diff else 'were'} unsafe fixes, which may change what the code "
+             f"does; review {them}:"]
+    for code in sorted(by_code):
+        rule = BY_CODE.get(code)
+        note = rule.unsafe_note if rule is not None and rule.unsafe_note else "see each finding"
+        lines.append(f"  {code} ({rule.name if rule else code}): may change: {note}")
+        lines += by_code[code]
+    return lines
+
+
+def fixes_shown(results: Sequence, diff: bool) -> str:
+    """``--show-fixes``: the fixes applied (or that would be, with ``--diff``), per file and rule;
+    unsafe ones with where they are (the summary, printed after, says what they may change)."""
+    from jaxmigrate.rules import BY_CODE
+
+    lines = []
+    for r in results:
+        if not (r.changed and r.fixed_codes):
             continue
         lines.append(f"- {r.path}:")
+        unsafe: Dict[str, List[str]] = {}
+        for f in r.unsafe_fixed:
+            unsafe.setdefault(f.code, []).append(f"{f.line}:{f.column}")
         for code, n in r.fixed_codes.items():
             rule = BY_CODE.get(code)
-            lines.append(f"  {n:4d} x {code} ({rule.name if rule else code})")
-            total += n
+            where = f" [~] unsafe at {', '.join(unsafe[code])}" if code in unsafe else ""
+            lines.append(f"  {n:4d} x {code} ({rule.name if rule else code}){where}")
     if not lines:
         return "No fixes available." if diff else "No fixes applied."
+    total = fixed_count(results)
     head = f"{'Would fix' if diff else 'Fixed'} {total} finding{'s' * (total != 1)}:"
     return "\n".join([head, *lines])
 
@@ -124,12 +162,13 @@ def _summary(results: Sequence, records: List[Dict], mode: str, missing: int = 0
             if manual:
                 parts.append(f"{manual} need manual changes.")
     else:
-        applied = sum(r.fixes_applied for r in results)
+        applied = fixed_count(results)
         changed = sum(1 for r in results if r.changed)
         verb = "Would apply" if mode == "diff" else "Applied"
         parts.append(f"{verb} {applied} fix{'es' * (applied != 1)} in {changed} file{'s' * (changed != 1)}; "
                      f"{len(found)} finding{'s' * (len(found) != 1)} left for manual review.")
-        unsafe = sum(1 for r in found if r["fix_safety"] == "unsafe")
+        # an unsafe fix left where unsafe fixes were allowed did not apply: --unsafe-fixes would not take it either
+        unsafe = sum(1 for r in results if not r.unsafe_allowed for f in r.findings if f.fix_safety == "unsafe")
         if unsafe:
             parts.append(f"[~] {unsafe} of them fixable with --unsafe-fixes.")
     if errors:

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Dict, List, Sequence
 
 from jaxmigrate.core.findings import SUGGESTED_ELSEWHERE
-from jaxmigrate.reporting.render import ERROR_CODE, finding_records
+from jaxmigrate.reporting.render import ERROR_CODE, finding_records, fixed_count
 
 
 def _why(record: Dict) -> str:
@@ -29,6 +29,20 @@ def _suggested(code: str) -> List[str]:
     return ["  - suggested:", "    ```python", *(f"    {line}" if line else "" for line in code.splitlines()), "    ```"]
 
 
+def _unsafe(fixed: List, written: bool) -> List[str]:
+    """The unsafe fixes applied (or that would be), each an item to check: where, the finding,
+    what its rule says it may change."""
+    from jaxmigrate.rules import BY_CODE
+
+    lines = [f"## Unsafe fixes {'applied' if written else 'that would be applied'}: review what they change", ""]
+    for path, f in fixed:
+        rule = BY_CODE.get(f.code)
+        lines.append(f"- [ ] `{path}:{f.line}:{f.column}` **{f.code}** {f.message.removesuffix(f'; {SUGGESTED_ELSEWHERE}')}")
+        if rule is not None and rule.unsafe_note:
+            lines.append(f"  - may change: {rule.unsafe_note}")
+    return lines + ["", "## Left for a person", ""]
+
+
 def render(results: Sequence, written: bool = True) -> str:
     """The checklist; ``written`` False for ``fix --diff``, whose fixes were only shown (its
     findings left are located in the files on disk)."""
@@ -36,11 +50,16 @@ def render(results: Sequence, written: bool = True) -> str:
 
     records: List[Dict] = finding_records(results)
     lines = ["# jaxmigrate: manual review", ""]
-    applied = sum(r.fixes_applied for r in results)
+    applied = fixed_count(results)
     changed = sum(1 for r in results if r.changed)
     done = (f"{_n(applied, 'fix', 'es')} applied in {_n(changed, 'file')}" if written else
             f"{_n(applied, 'fix', 'es')} would be applied in {_n(changed, 'file')} (nothing written)")
+    unsafe = [(r.path, f) for r in results if r.changed for f in r.unsafe_fixed]
+    if unsafe:
+        done += f", {len(unsafe)} of them unsafe (review {'them' if len(unsafe) != 1 else 'it'} below)"
     lines += [f"{done}; {_n(len(records), 'item')} left.", ""]
+    if unsafe:
+        lines += _unsafe(unsafe, written)
     if not records:
         return "\n".join(lines + ["Nothing left to do."]) + "\n"
     lines += ["| rule | name | left |", "|---|---|---|"]

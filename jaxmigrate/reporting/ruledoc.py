@@ -23,6 +23,8 @@ def render_rule(rule: Type[Rule]) -> str:
     if rule.replacement_since:
         versions.append(f"replacement available since JAX {rule.replacement_since}")
     out += [f"**Fix safety**: {FIX_TEXT[rule.fix_safety]}", ""]
+    if rule.unsafe_note:  # what `fix --unsafe-fixes` says beside each unsafe fix of the rule it applies
+        out += [f"**An unsafe fix may change**: {rule.unsafe_note}.", ""]
     if versions:
         out += [f"**JAX versions**: {'; '.join(versions)}.", ""]
     out += [rule.documentation(), ""]

@@ -72,6 +72,10 @@ class Rule:
     summary: ClassVar[str]
     #: "safe", "unsafe" or None for a rule that only reports.
     fix_safety: ClassVar[Optional[FixSafety]] = None
+    #: what an unsafe fix of this rule may change in what the code does (a rule with one sets
+    #: it): `fix` says it beside each unsafe fix it applies, in its summary, `--show-fixes` and
+    #: `--report`
+    unsafe_note: ClassVar[str] = ""
     #: byte strings of which at least one must occur in a file for this rule to look at it
     triggers: ClassVar[Tuple[bytes, ...]]
     #: further groups of byte strings: one of each group must occur as well (e.g. a rule that
@@ -154,6 +158,10 @@ class HistoryRule(Rule):
     triggers = (b"jax",)
     defers = True
     rides_along = True
+    unsafe_note = ("the new name behaves differently here: a type test for `jax.Array` is true for every array, "
+                   "`shuffle` becomes `permutation(..., independent=True)`, `barrier_wait()` becomes "
+                   "`jax.effects_barrier()` (before JAX 0.4.30 it does not wait for host_callback's taps), `tie_in(x, y)` "
+                   "no longer evaluates `x`")
 
     @classmethod
     def wants(cls, data) -> bool:

@@ -40,6 +40,8 @@ class CpuDeviceNames(Rule):
     name = "cpu-device-names"
     summary = "`\"TFRT_CPU_0\"` device names (`cpu:0` since 0.10.0) → `\"cpu:0\"`"
     fix_safety = "unsafe"
+    unsafe_note = ("a `TFRT_CPU_<n>` string that names a device in text from elsewhere (a log an older JAX wrote) no "
+                   "longer matches it")
     triggers = (b"TFRT_CPU",)
     examples = (
         Example(

@@ -46,6 +46,8 @@ class DevicePutSharded(Rule):
     name = "device-put-sharded"
     summary = "`jax.device_put_sharded`/`device_put_replicated` → `jax.device_put` with a `NamedSharding`"
     fix_safety = "unsafe"
+    unsafe_note = ("the result is a jax.Array with a NamedSharding, not the pmap layout, and the stacked array is built "
+                   "in full before it is split")
     triggers = (b"device_put_sharded", b"device_put_replicated")
     deprecated_in = "0.8.1"
     removed_in = "0.10.0"

@@ -38,6 +38,8 @@ class ExperimentalShardMap(Rule):
     name = "experimental-shard-map"
     summary = "`jax.experimental.shard_map.shard_map` → `jax.shard_map` (keywords, `check_vma`, `axis_names`)"
     fix_safety = "unsafe"
+    unsafe_note = ("`check_vma` is stricter than `check_rep` and may reject a body the old check accepted (pass "
+                   "`check_vma=False` there)")
     triggers = (b"shard_map",)
     deprecated_in = "0.8.0"
     replacement_since = "0.6.1"

@@ -57,6 +57,8 @@ class FromGda(Rule):
     name = "from-gda"
     summary = "`FROM_GDA` input shardings: drop them, converting host-local arguments when mixed"
     fix_safety = "safe"
+    unsafe_note = ("each call's inputs are converted with `host_local_array_to_global_array`, taken for host-local data "
+                   "as GDA-era pjit did: an input that is already a global array must not be converted")
     triggers = (b"FROM_GDA",)
     deprecated_in = "0.4.7"
     removed_in = "0.4.8"

@@ -141,6 +141,9 @@ class GdaAttributes(Rule):
     name = "gda-attributes"
     summary = "GlobalDeviceArray attributes and type references → jax.Array (`local_shards`, `mesh_axes`, ...)"
     fix_safety = "safe"
+    unsafe_note = ("every array is a jax.Array: a check for one is also true for arrays that were not GDAs, and where "
+                   "the fix deletes a branch that only ran for GDAs, what a sharded array gets there is the next "
+                   "branch's")
     # b"gda": a receiver named like a GDA is reported even once nothing else of the module is left
     # (and `jax_parallel_functions_output_gda`); b"mesh_axes", b"FROM_GDA": a pjit output's attributes
     triggers = (b"GlobalDeviceArray", b"global_device_array", b"local_shards", b"local_data", b"MeshAxes", b"gda",

@@ -99,6 +99,8 @@ class HostLocalInputs(Rule):
     name = "host-local-inputs"
     summary = "host-local pjit inputs/outputs in multi-process code → `multihost_utils` conversions"
     fix_safety = "unsafe"
+    unsafe_note = ("the inputs are converted from host-local to global arrays (and the outputs back): an input that is "
+                   "already a global array must not be converted; with one process nothing changes")
     # multi-process code that calls pjit
     triggers = name_triggers(MULTI_PROCESS_MARKERS)[0]
     requires = (name_triggers([PJIT])[0] + (b"partitioner",),)  # or a pjit inside a partitioner

@@ -73,6 +73,8 @@ class JaxArrayConfig(Rule):
     name = "jax-array-config"
     summary = "removed `jax_array`/`jax_parallel_functions_output_gda` options: delete or fold to True"
     fix_safety = "safe"
+    unsafe_note = ('deleting `update("jax_parallel_functions_output_gda", False)`: pjit returns global arrays, not each '
+                   "process's host-local slice, to code that may read them as slices")
     # b"parallel_functions_output_gda": also JAX's internal option state, `parallel_functions_output_gda(True)`
     triggers = (b"jax_array", b"parallel_functions_output_gda")
     deprecated_in = "0.4.7"

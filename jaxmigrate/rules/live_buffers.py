@@ -54,6 +54,8 @@ class LiveBuffers(Rule):
     name = "live-buffers"
     summary = "`live_buffers()` → `jax.live_arrays()`"
     fix_safety = "safe"
+    unsafe_note = ("a device's buffers become its shards of `jax.live_arrays()`: single-device arrays, not raw buffers, "
+                   "so what a leak check counts may differ")
     triggers = (b"live_buffers",)
     deprecated_in = "0.4.7"
     replacement_since = "0.4.1"

@@ -46,8 +46,9 @@ class MeshContext(Rule):
     mesh that `jax.set_mesh` sets, while `pjit` created outside the block reads the one `with
     mesh:` sets. The two are planned together (see JM701): nothing is rewritten in a module
     where one pjit or one `with` cannot be, or that reads `thread_resources` (which
-    `jax.set_mesh` does not set), nor in the modules of the tree linked to it by imports. Code
-    outside the tree given to `fix` is not seen: a pjit there that the block calls stays pjit.
+    `jax.set_mesh` does not set), nor in the modules of the project linked to it by imports
+    (those `fix` was not given hold the others: they keep their pjit). Code outside the project
+    is not seen: a pjit there that the block calls stays pjit.
 
     ## Why is this bad?
     Entering a `Mesh` as a context manager is deprecated since JAX 0.10.1, and it does not
@@ -60,6 +61,8 @@ class MeshContext(Rule):
     name = "mesh-context"
     summary = "`with mesh:` → `with jax.set_mesh(mesh):` (with JM701)"
     fix_safety = "unsafe"
+    unsafe_note = ("`jax.set_mesh` sets the mesh that `jax.jit` reads, not the one a pjit or `thread_resources` reads: a "
+                   "pjit that code outside the project's plan runs under the block gets no mesh")
     triggers = (b"mesh", b"Mesh")
 
     @classmethod

@@ -57,9 +57,10 @@ class MovedShardingName(MovedNameRule):
                 from jax.experimental.maps import Mesh
             """),
             snippet("""
-                from jax.sharding import Mesh, PartitionSpec as PS
+                from jax.sharding import Mesh
+                from jax.sharding import PartitionSpec as PS
             """),
-            title="imports keep their aliases",
+            title="imports keep their aliases (an aliased name on a line of its own, in isort's order)",
         ),
         Example(
             snippet("""
@@ -84,8 +85,8 @@ class MovedShardingName(MovedNameRule):
                 from jax.experimental.pjit import pjit, PartitionSpec as P
             """),
             snippet("""
-                from jax.sharding import PartitionSpec as P
                 from jax.experimental.pjit import pjit
+                from jax.sharding import PartitionSpec as P
             """),
             title="a mixed import is split",
         ),
@@ -98,10 +99,10 @@ class MovedShardingName(MovedNameRule):
                 )
             """),
             snippet("""
-                from jax.sharding import PartitionSpec as P  # the spec alias
                 from jax.experimental.pjit import (
                     pjit,  # still here
                 )
+                from jax.sharding import PartitionSpec as P  # the spec alias
             """),
             title="comments go with their names; the removed `FROM_GDA`, unused, is dropped",
         ),

@@ -39,14 +39,16 @@ class PjitToJit(Rule):
 
     The fix is unsafe: a bare `PartitionSpec` in `jax.jit` needs the mesh set with
     `jax.set_mesh(mesh)`; `with mesh:` does not provide it. JM702 rewrites those blocks, and
-    the two are planned together, for the whole tree given to `check` or `fix`: where one pjit
-    or one `with mesh:` cannot be rewritten (pjit used as a value, options through `**kwargs`
-    from elsewhere, `FROM_GDA` in the shardings, a module that reads `thread_resources`),
-    neither rule rewrites anything in that module, nor in the modules linked to it by imports
-    (one imports the other, directly or through others), and each held finding names the file
-    and line that holds it. A module outside the tree is not seen: give `fix` the whole
-    project. A spec held in a variable may still contain a `None` that meant replicated: check
-    it.
+    the two are planned together, over the whole project of the files given to `check` or
+    `fix` (the folder of its `pyproject.toml`, `setup.py` or `setup.cfg`, else the top of its
+    package chain): where one pjit or one `with mesh:` cannot be rewritten (pjit used as a value,
+    options through `**kwargs` from elsewhere, `FROM_GDA` in the shardings, a module that reads
+    `thread_resources`), neither rule rewrites anything in that module, nor in the modules
+    linked to it by imports (one imports the other, directly or through others), and each held
+    finding names the file and line that holds it. A module of the project that was not given
+    is read, never fixed: it keeps its pjit and holds the modules linked to it (give `fix` the
+    whole project to change them together). A spec held in a variable may still contain a
+    `None` that meant replicated: check it.
 
     ## Why is this bad?
     `jax.experimental.pjit.pjit` is deprecated since JAX 0.8.0 ("use `jax.jit` instead") and
@@ -58,6 +60,8 @@ class PjitToJit(Rule):
     name = "pjit-to-jit"
     summary = "`jax.experimental.pjit.pjit` → `jax.jit` (keyword-only options, legacy `None` → `P()`)"
     fix_safety = "unsafe"
+    unsafe_note = ("`jax.jit` finds the mesh of bare PartitionSpecs only under `jax.set_mesh` (JM702): a call reached "
+                   "under `with mesh:` alone, from code outside the project's plan, gets none")
     triggers = (b"pjit",)
     deprecated_in = PJIT_DEPRECATED_SINCE
     replacement_since = PJIT_DEPRECATED_SINCE

@@ -62,8 +62,8 @@ class TreeAliases(MovedNameRule):
                 same = tree_util.tree_map(lambda x: x, doubled)
             """),
             snippet("""
-                from jax.tree_util import tree_map
                 from jax import tree_util
+                from jax.tree_util import tree_map
 
                 doubled = tree_map(lambda x: x * 2, [1, 2])
                 same = tree_util.tree_map(lambda x: x, doubled)
