@@ -237,7 +237,7 @@ def _order_key(stmt: ast.stmt) -> tuple:
     the first name imported (constants, classes, then the rest: ``_name_key``)."""
     module = _module(stmt)
     first = stmt.names[0]  # type: ignore[attr-defined]  # an Import or ImportFrom
-    return (int(isinstance(stmt, ast.ImportFrom)), module.lower(), module, _name_key(first.name), first.asname or "")
+    return (int(isinstance(stmt, ast.ImportFrom)), module.lower(), module, name_key(first.name), first.asname or "")
 
 
 def import_blocks(ctx: FileContext) -> List[List[ast.stmt]]:
