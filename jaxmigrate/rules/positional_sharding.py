@@ -99,6 +99,9 @@ class PositionalSharding(Rule):
     name = "positional-sharding"
     summary = "`jax.sharding.PositionalSharding` → `NamedSharding` where the device layout is statically known"
     fix_safety = "safe"
+    unsafe_note = ("a function of the module that replicates a sharding it is given is rewritten to take a "
+                   "NamedSharding, with every call of it here: a caller elsewhere that passes a PositionalSharding "
+                   "breaks")
     triggers = (b"PositionalSharding",)
     deprecated_in = "0.6.0"
     removed_in = "0.7.0"
