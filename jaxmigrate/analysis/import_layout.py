@@ -245,11 +245,16 @@ def import_blocks(ctx: FileContext) -> List[List[ast.stmt]]:
     statements of each statement list (the module's, a function's, a branch's), each on lines of
     its own (a block with ``import pdb; pdb.set_trace()`` is not one they reorder)."""
     blocks: List[List[ast.stmt]] = []
-    for node in ast.walk(ctx.tree):
+    stack: List[ast.AST] = [ctx.tree]
+    while stack:  # statements and their handlers and cases only: no expression holds an import
+        node = stack.pop()
+        for field in ("handlers", "cases"):
+            stack.extend(getattr(node, field, None) or ())
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(node, field, None)
             if not isinstance(stmts, list):
                 continue
+            stack.extend(stmts)
             run: List[ast.stmt] = []
             for stmt in [*stmts, None]:
                 if isinstance(stmt, (ast.Import, ast.ImportFrom)):
