@@ -8,7 +8,7 @@ from typing import Iterator, List, Optional, Set, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Edit, ImportRef
-from jaxmigrate.patterns.era import array_mode_set_at, gda_era_evidence, module_turns_array_on
+from jaxmigrate.patterns.era import GDA_OUTPUTS, array_mode_set_at, gda_era_evidence, module_turns_array_on
 from jaxmigrate.patterns.gda import (
     FROM_GDA,
     PARTIAL,
@@ -281,7 +281,10 @@ def _takes_shardings(ctx: FileContext, pj: PjitCall) -> bool:
 def _pending(ctx: FileContext, pj: PjitCall, site: ast.Call) -> bool:
     """Whether an argument may be host data still (not global, not a Python number, not under a
     replicated spec), or the result is this process's part of a global output still to convert
-    back, or the call passes no argument it can tell (``f(*args)``, ``f(x=batch)``)."""
+    back, or the call passes no argument it can tell (``f(*args)``, ``f(x=batch)``). A call with no
+    argument (``make()``) has no input to convert: only its result may be open."""
+    if not site.args and not site.keywords:
+        return output_open(ctx, pj, site, SiteArguments([], [], False))
     if not site.args or site.keywords or any(isinstance(a, ast.Starred) for a in site.args):
         return not site.args or not all(is_converted(ctx, a) for a in site.args)
     args = site_arguments(ctx, pj, site)
@@ -395,11 +398,13 @@ def static_positions(pj: PjitCall) -> Optional[Set[int]]:
 
 def output_open(ctx: FileContext, pj: PjitCall, site: ast.Call, args: SiteArguments) -> bool:
     """Whether the call's result is this process's part of the output under GDA-era pjit and is
-    not converted back yet: the module did not turn on GDA outputs, the result is used and not
-    passed to `global_array_to_host_local_array` already, its spec may shard it, and the call
-    converts none of its inputs itself (code that does was written for jax.Array, whose outputs
+    not converted back yet: the module did not turn on GDA outputs (nor did the text as given to
+    the run, before JM301 deleted the line), the result is used and not passed to
+    `global_array_to_host_local_array` already, its spec may shard it, and the call converts none
+    of its inputs itself (code that does was written for jax.Array, whose outputs
     are global; a fix that converts the inputs converts the result in the same edit)."""
-    if outputs_are_global(ctx) or args.converted or isinstance(ctx.parent(site), ast.Expr) or result_converted(ctx, site):
+    if outputs_are_global(ctx) or ctx.origin.get(GDA_OUTPUTS) or args.converted or isinstance(ctx.parent(site), ast.Expr) \
+            or result_converted(ctx, site):
         return False
     out = out_value(pj)
     return out is None or not is_replicated(ctx, out)

@@ -66,6 +66,10 @@ class HostLocalInputs(Rule):
     its result is global and stays so, and an argument it leaves that may be host data is
     reported, not converted.
 
+    A call with no arguments (`make()`) has no input to convert: it is reported only when its
+    result is this process's part still to convert back (GDA outputs off, a spec that shards it,
+    the result used), not in a module that turned GDA outputs on.
+
     A pjit called where it is made, `pjit(f, ...)(batch)`, is converted the same way. Code that
     set the jax.Array mode for itself is left alone: a pjit whose input specs are Sharding
     objects (`NamedSharding(mesh, P("x"))`, which pjit took only with jax.Array on), a call
