@@ -3,6 +3,7 @@ names' lines with the names (analysis/imports.py, analysis/import_text.py)."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -524,3 +525,15 @@ def test_no_fixture_kept_in_isort_order_leaves_its_fix_out_of_it(tmp_path):
              if name not in unsorted}
     assert len(clean) > 50
     assert sorted(case for case in clean if f"{case}/after.py" in unsorted) == []
+
+
+def test_a_module_level_use_does_not_reuse_a_name_imported_further_down():
+    """Module code runs in order (a notebook's cells too): `NamedSharding` imported in a later cell
+    is not bound yet where an earlier cell's fix names it."""
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.analysis.imports import importer
+
+    ctx = FileContext.of("import jax\nearly = 1\nfrom jax.sharding import NamedSharding\nlate = 2\n")
+    early, late = (s.value for s in ctx.tree.body if isinstance(s, ast.Assign))
+    assert importer(ctx).reference("jax.sharding.NamedSharding", at=early) == ("jax.sharding.NamedSharding", ())
+    assert importer(ctx).reference("jax.sharding.NamedSharding", at=late) == ("NamedSharding", ())

@@ -61,12 +61,19 @@ class Importer:
         """
         resolver = self.ctx.resolver
         scope = self._scope_at(at) if at is not None else resolver.module_scope
-        key = ("reference", qualname, id(scope), dotted, self.ctx.target)  # the answer depends on nothing else
+        # code of the module itself runs in order: a name its imports bind further down (a later
+        # notebook cell's) is not bound yet where ``at`` stands
+        line = getattr(at, "lineno", None) if scope is resolver.module_scope else None
+        key = ("reference", qualname, id(scope), dotted, self.ctx.target, line)  # the answer depends on nothing else
         if key not in self._answers:
-            self._answers[key] = self._reference(qualname, scope, dotted)
+            self._answers[key] = self._reference(qualname, scope, dotted, line)
         return self._answers[key]
 
-    def _reference(self, qualname: str, scope, dotted: bool) -> Tuple[str, Tuple[ImportRef, ...]]:
+    def _bound_by(self, name: str, scope, line: Optional[int]) -> bool:
+        """Whether a binding of ``name`` in ``scope`` comes before ``line`` (None: anywhere)."""
+        return line is None or any(getattr(b.node, "lineno", 0) < line for b in scope.bindings.get(name, ()))
+
+    def _reference(self, qualname: str, scope, dotted: bool, line: Optional[int] = None) -> Tuple[str, Tuple[ImportRef, ...]]:
         resolver = self.ctx.resolver
         module, _, name = qualname.rpartition(".")
         # the visible names bound to ``qualname``, or to a name JM201 moves to it: looked up by
@@ -74,12 +81,13 @@ class Importer:
         # module, each asking once, went through its 10,000 names each time)
         existing = sorted((n for bound in _bound_as(qualname) for n in resolver.visible_resolving_to(scope, bound)
                            if resolver.is_import(n, scope) and _same_after_moves(n, bound, qualname, self.ctx.target)
-                           and self._kept(n, scope, bound == qualname)),
+                           and self._kept(n, scope, bound == qualname) and self._bound_by(n, scope, line)),
                           key=lambda n: (n != name, len(n), n))
         if existing:
             return existing[0], ()
         if qualname.startswith("jax.") and _reachable_from_jax(qualname):
-            jax_names = sorted((n for n in resolver.visible_resolving_to(scope, "jax") if self._means(n, scope, "jax")),
+            jax_names = sorted((n for n in resolver.visible_resolving_to(scope, "jax")
+                                if self._means(n, scope, "jax") and self._bound_by(n, scope, line)),
                                key=lambda n: (n != "jax", n))
             if jax_names:
                 return jax_names[0] + qualname[3:], ()
