@@ -63,11 +63,17 @@ class Importer:
         scope = self._scope_at(at) if at is not None else resolver.module_scope
         # code of the module itself runs in order: a name its imports bind further down (a later
         # notebook cell's) is not bound yet where ``at`` stands
-        line = getattr(at, "lineno", None) if scope is resolver.module_scope else None
-        key = ("reference", qualname, id(scope), dotted, self.ctx.target, line)  # the answer depends on nothing else
+        key = ("reference", qualname, id(scope), dotted, self.ctx.target)  # the answer depends on nothing else
         if key not in self._answers:
-            self._answers[key] = self._reference(qualname, scope, dotted, line)
-        return self._answers[key]
+            self._answers[key] = self._reference(qualname, scope, dotted)
+        answer = self._answers[key]
+        line = getattr(at, "lineno", None) if scope is resolver.module_scope else None
+        if line is not None and not answer[1] and not self._bound_by(answer[0].split(".")[0], scope, line):
+            key += (line,)  # rare: the name reused is imported below this line
+            if key not in self._answers:
+                self._answers[key] = self._reference(qualname, scope, dotted, line)
+            answer = self._answers[key]
+        return answer
 
     def _bound_by(self, name: str, scope, line: Optional[int]) -> bool:
         """Whether a binding of ``name`` in ``scope`` comes before ``line`` (None: anywhere)."""
