@@ -69,10 +69,10 @@ class Importer:
         answer = self._answers[key]
         line = getattr(at, "lineno", None) if scope is resolver.module_scope else None
         if line is not None and not answer[1] and not self._bound_by(answer[0].split(".")[0], scope, line):
-            key += (line,)  # rare: the name reused is imported below this line
-            if key not in self._answers:
-                self._answers[key] = self._reference(qualname, scope, dotted, line)
-            answer = self._answers[key]
+            at_line = (*key, line)  # rare: the name reused is imported below this line
+            if at_line not in self._answers:
+                self._answers[at_line] = self._reference(qualname, scope, dotted, line)
+            answer = self._answers[at_line]
         return answer
 
     def _bound_by(self, name: str, scope, line: Optional[int]) -> bool:
