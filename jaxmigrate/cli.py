@@ -151,8 +151,11 @@ def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, uns
         from jaxmigrate.engine.project import project_folders
 
         folders = project_folders(files, paths)
-        return discover(folders, configs=configs, exclude=options.get("exclude"),
-                        extend_exclude=options.get("extend_exclude", ()))[0] if folders else []
+        try:
+            return discover(folders, configs=configs, exclude=options.get("exclude"),
+                            extend_exclude=options.get("extend_exclude", ()))[0] if folders else []
+        except config_file.ConfigError:  # another folder's configuration: the plan goes on without those files
+            return []
 
     with progress(0 if options.get("quiet") else len(files)) as update:
         try:

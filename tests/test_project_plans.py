@@ -330,3 +330,22 @@ def test_gdas_made_by_a_helper_outside_the_paths_given_are_known(tmp_path):
     (tmp_path / "main.py").write_text("from model import make_params\n\nparams = make_params(mesh)\naxes = params.mesh_axes\n")
     result = _cli(tmp_path, "fix", "--diff", "--no-cache", "--target-jax", "0.4.14", "main.py")
     assert "+axes = params.sharding.spec" in result.output and "model.py" not in result.output
+
+
+def test_a_script_outside_any_project_reads_nothing_else(tmp_path, monkeypatch):
+    """A script in a folder that is no package and has no marker above it (a download folder,
+    /tmp) has no project beyond itself: the run does not walk its folder's other trees, where a
+    broken configuration of someone else's (here: an unknown key) must not stop it either."""
+    from jaxmigrate.engine.project import Roots
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    loose = tmp_path / "downloads"
+    loose.mkdir()
+    (loose / "script.py").write_text(PLAIN_PJIT.replace("from model import", "from nowhere import"))
+    other = loose / "someone_else"
+    other.mkdir()
+    (other / "pyproject.toml").write_text("[tool.jaxmigrate]\nselectt = ['JM']\n")
+    (other / "model.py").write_text(PLAIN_PJIT)
+    assert Roots().root(str(loose)) is None
+    result = _cli(loose, "check", "--no-cache", "script.py")
+    assert result.exit_code in (0, 1) and "selectt" not in result.output

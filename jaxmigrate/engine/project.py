@@ -11,7 +11,8 @@ The plan spans the project of the files given, not only those: `fix pkg/train.py
 project of a file is the folder of the nearest ``pyproject.toml``, ``setup.py`` or ``setup.cfg``
 above it (not above a git checkout's top, the home folder or the file system's root), else the
 folder above the top of its package chain (folders with ``__init__.py``, and folders inside
-one). When a file given holds what a fact looks for, the other files of its project (found as the
+one); a file in neither (a script in a folder that is no package) has no project beyond the
+files given. When a file given holds what a fact looks for, the other files of its project (found as the
 run finds files, with its exclusions) are read for the plan too: they are never fixed or reported,
 and a module among them keeps what it has (``ProjectFact.outside_part``).
 """
@@ -116,6 +117,8 @@ class Roots:
         folder or the file system's root (no project: the run's files are the plan's)."""
         found = self._marker(folder)
         if found is None:
+            if not (_is_package(folder) or _is_package(os.path.dirname(folder))):
+                return None  # a script's folder, in no package, no marker: no project beyond the files given
             found = folder
             while True:
                 parent = os.path.dirname(found)
