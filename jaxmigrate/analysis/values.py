@@ -271,7 +271,7 @@ def why_not_followed(ctx: FileContext, stmt: ast.Assign) -> Optional[str]:
     return answers[key]
 
 
-def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
+def own_nodes(function: ast.AST) -> Iterator[ast.AST]:
     """The nodes of a function's body, not those of the functions and classes defined in it."""
     todo = list(ast.iter_child_nodes(function))
     while todo:
@@ -357,7 +357,7 @@ class InstanceFacts:
         if function.returns is not None:
             ref = self._annotation_ref(function.returns)
             return ref is not None, ref
-        returns = [n for n in _own_nodes(function) if isinstance(n, ast.Return)]
+        returns = [n for n in own_nodes(function) if isinstance(n, ast.Return)]
         return bool(returns) and all(r.value is not None and self._is_made(r.value) for r in returns), None
 
     def _field_annotation(self, receiver: ast.Attribute) -> Optional[ast.expr]:

@@ -11,6 +11,7 @@ import ast
 from typing import Callable, Optional
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.values import own_nodes
 from jaxmigrate.patterns.gda import CONSTRUCTORS, GDA, MULTIHOST_UTILS
 
 HOST, GLOBAL, SCALAR, UNKNOWN = "host", "global", "scalar", "unknown"
@@ -81,17 +82,10 @@ def _returned(ctx: FileContext, call: ast.Call, pjit_output: Callable[[ast.Call]
     function = bindings[0].node if len(bindings) == 1 else None
     if not isinstance(function, ast.FunctionDef) or function.decorator_list:
         return None
-    returns = []
-    stack: list = list(function.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue  # their returns are not this function's
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return None  # a generator
-        if isinstance(node, ast.Return):
-            returns.append(node.value)
-        stack.extend(ast.iter_child_nodes(node))
+    own = list(own_nodes(function))
+    if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in own):
+        return None  # a generator
+    returns = [node.value for node in own if isinstance(node, ast.Return)]
     kinds = {provenance(ctx, value, pjit_output, depth + 1) if value is not None else UNKNOWN for value in returns}
     return kinds.pop() if len(kinds) == 1 and kinds <= {HOST, GLOBAL} else None
 

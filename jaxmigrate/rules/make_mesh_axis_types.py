@@ -128,8 +128,7 @@ class MakeMeshAxisTypes(Rule):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if not ctx.target_at_least(WARNS_FROM):
             return
-        calls = [c for c in map(ctx.parent, ctx.references(MAKE_MESH)) if isinstance(c, ast.Call)
-                 and any(c.func is ref for ref in ctx.references(MAKE_MESH))]
+        calls = [call for call, _ in ctx.calls_to(MAKE_MESH)]
         if not calls or any(ctx.references(name) for name in EXPLICIT_ERA):
             return
         explicit = ctx.target_at_least(EXPLICIT_FROM)

@@ -87,14 +87,11 @@ class StackListArguments(Rule):
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         if not ctx.target_at_least(REJECTED_FROM):
             return
-        for name in (*SEQUENCE_OF_ARRAYS, *EACH_AN_ARRAY):
-            for ref in ctx.references(f"jax.numpy.{name}"):
-                call = ctx.parent(ref)
-                if not isinstance(call, ast.Call) or call.func is not ref:
-                    continue
-                literals = self._literals(call, name)
-                if literals:
-                    yield self._finding(ctx, call, name, literals)
+        for call, qualname in ctx.calls_to(*(f"jax.numpy.{name}" for name in (*SEQUENCE_OF_ARRAYS, *EACH_AN_ARRAY))):
+            name = qualname.rpartition(".")[2]
+            literals = self._literals(call, name)
+            if literals:
+                yield self._finding(ctx, call, name, literals)
 
     @staticmethod
     def _literals(call: ast.Call, name: str) -> List[ast.expr]:
