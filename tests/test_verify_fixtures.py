@@ -134,6 +134,8 @@ BY_DESIGN = {
                                          "item 10); the installed JAX has no `in_axis_resources`"),
     "JM703/reported_forms": ("divergent", "PositionalSharding", "PositionalSharding of unknown rank, passed to a "
                              "function, read as `.shape` or in isinstance is reported, and the installed JAX has none"),
+    "JM703/leading_ones_unknown_rank": ("divergent", "PositionalSharding", "a sharding with a leading dim of size 1 "
+                                        "placing values of unknown rank is reported, and the installed JAX has none"),
 }
 
 # a divergent pair -> the finding left after the fix that explains it: (code, text of the after.py line
@@ -155,6 +157,7 @@ EXPLAINED = {
     "JM503/reported_forms": ("JM801", "FROM_GDA"),
     "JM504/partitioned_calls_reported": ("JM101", "in_axis_resources="),
     "JM703/reported_forms": ("JM801", "PositionalSharding"),
+    "JM703/leading_ones_unknown_rank": ("JM801", "PositionalSharding"),
     "JM301/reported_forms": ("JM301", 'config.update("jax_array", False)'),
 }
 

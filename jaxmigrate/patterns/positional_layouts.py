@@ -108,7 +108,7 @@ class LayoutParser:
         self.ctx = ctx
         self._parsed: Dict[int, Parsed] = {}
         self._rebound_of: Dict[int, Optional[str]] = {}  # id(statement) -> ``rebound``'s answer
-        self._callers: Dict[Tuple[int, str], Optional[List[ast.expr]]] = {}  # see ``arguments_for``
+        self._callers: Dict[Tuple[int, str, bool], Optional[List[ast.expr]]] = {}  # see ``arguments_for``
         #: id(argument of a call) -> the function and parameter it is passed to (where ``arguments_for`` knows them all)
         self.passed_to: Dict[int, Tuple[Function, str]] = {}
 
@@ -144,12 +144,13 @@ class LayoutParser:
         names = positional[len(fn.args.posonlyargs):] + [a.arg for a in fn.args.kwonlyargs]
         return (fn, keyword.arg) if keyword is not None and keyword.arg in names else None
 
-    def arguments_for(self, fn: Function, param: str) -> Optional[List[ast.expr]]:
+    def arguments_for(self, fn: Function, param: str, jitted: bool = False) -> Optional[List[ast.expr]]:
         """What each call of ``fn`` passes to ``param``, where those calls are all of its uses:
-        ``fn`` is a plain ``def`` of this module, bound once and not decorated, ``param`` has no
+        ``fn`` is a plain ``def`` of this module, bound once and not decorated (``jitted``: or
+        decorated with ``jax.jit`` alone, which passes the arguments on), ``param`` has no
         default and the module only calls ``fn`` (no ``*args``, no ``**kwargs``), each call
         giving ``param``. Else None."""
-        key = (id(fn), param)
+        key = (id(fn), param, jitted)
         if key in self._callers:
             return self._callers[key]
         self._callers[key] = None
@@ -160,7 +161,8 @@ class LayoutParser:
         resolver = self.ctx.resolver
         inner = next((s for s in resolver.scopes if s.node is fn), None)
         defining = inner.parent if inner is not None else None
-        if (fn.decorator_list or param in with_default or defining is None or defining.kind == "class"
+        decorated = fn.decorator_list and not (jitted and len(fn.decorator_list) == 1 and self._is_jit(fn.decorator_list[0]))
+        if (decorated or param in with_default or defining is None or defining.kind == "class"
                 or len(defining.bindings.get(fn.name, [])) != 1):
             return None
         found = []
@@ -175,6 +177,14 @@ class LayoutParser:
             found.append(arg)
         self._callers[key] = found or None
         return self._callers[key]
+
+    def _is_jit(self, decorator: ast.expr) -> bool:
+        """``@jax.jit``, ``@jax.jit(...)`` or ``@partial(jax.jit, ...)``."""
+        if isinstance(decorator, ast.Call):
+            if self.ctx.qualname(decorator.func) == "functools.partial" and decorator.args:
+                return self.ctx.qualname(decorator.args[0]) == "jax.jit"
+            decorator = decorator.func
+        return self.ctx.qualname(decorator) == "jax.jit"
 
     def parse(self, expr: ast.expr, depth: int = 0) -> Parsed:
         """The layout a positional-sharding chain computes, why it cannot be known, or None if

@@ -10,6 +10,7 @@ from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import delete_statement
 from jaxmigrate.analysis.values import binding_scope, reaching_binding
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
+from jaxmigrate.patterns.array_ranks import ValueRanks
 from jaxmigrate.patterns.gda import NAMED_SHARDING, PARTITION_SPEC
 from jaxmigrate.patterns.positional_layouts import (
     CREATE_DEVICE_MESH,
@@ -37,6 +38,8 @@ SINKS = frozenset((
 PARTIAL = "functools.partial"
 MESSAGE = "`PositionalSharding` is deprecated since JAX 0.6.0 and removed in 0.7.0: use `NamedSharding`"
 GENERIC = 'NamedSharding(Mesh(np.array(devices).reshape(a, b), ("x", "y")), P("x", None))'
+# JAX functions that place their first argument with the sharding they take second (or by this keyword)
+PLACERS = {"jax.device_put": "device", "jax.lax.with_sharding_constraint": "shardings"}
 PURE = frozenset((*ONE_DIM, *NDARRAY, CREATE_DEVICE_MESH, "len", "tuple", "list", "range"))  # safe to run again
 STABLE_BINDERS = (ast.Assign, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -65,7 +68,14 @@ class PositionalSharding(Rule):
     scope that binds it, or in a function that code alone calls (undecorated, or `@jax.jit`),
     every call seeing the same binding. A reshape of a reshape is written as the last one, and
     a grid with every dim replicated or of size 1 (`reshape(8, 1).replicate(0)`) gives `P()`,
-    which places a value of any rank, as 0.4.x's replicated sharding did. Imports of
+    which places a value of any rank, as 0.4.x's replicated sharding did. A sharding whose
+    leading dims have size 1 (`reshape(4, 2).replicate(0)` is `(1, 2)`) placed values of that
+    much lower rank too, aligned to its trailing dims (an MLP's bias): its spec is written for
+    the rank of the values it places, `P("y")` for a vector, where the code shows that rank (a
+    creator with a literal shape, `arange`, `reshape`, slices, through names, tuple unpacking,
+    `jax.device_put` of a tree, list comprehensions and the returns of the module's functions;
+    what every call of a jitted function passes for `in_shardings`); else it is reported with
+    the spec of each rank. Imports of
     `PositionalSharding` left unused, or never used, are dropped. Applied for targets that
     deprecate it (0.6.0 and later).
 
@@ -136,14 +146,46 @@ class PositionalSharding(Rule):
 
                 s = jax.sharding.PositionalSharding(jax.devices()).reshape(4, 2)
                 f = jax.jit(lambda a: a * 2, in_shardings=s.replicate(0), out_shardings=s.replicate())
+                out = f(np.ones((8, 8)))
             """),  # noqa: E501 - the fixer's output, verbatim
             snippet("""
                 import jax
                 import numpy as np
 
                 f = jax.jit(lambda a: a * 2, in_shardings=jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec(None, "y")), out_shardings=jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec()))
+                out = f(np.ones((8, 8)))
             """),  # noqa: E501 - the fixer's output, verbatim
-            title="`replicate(0)` and `replicate()` in `jax.jit`",
+            title="`replicate(0)` and `replicate()` in `jax.jit`, called with a matrix",
+        ),
+        Example(
+            snippet("""
+                import jax
+                import numpy as np
+
+                s = jax.sharding.PositionalSharding(jax.devices()).reshape(4, 2)
+                w = jax.device_put(np.ones((8, 8)), s.replicate(0))
+                b = jax.device_put(np.zeros(8), s.replicate(0))
+            """),
+            snippet("""
+                import jax
+                import numpy as np
+
+                w = jax.device_put(np.ones((8, 8)), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec(None, "y")))
+                b = jax.device_put(np.zeros(8), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y")), jax.sharding.PartitionSpec("y")))
+            """),  # noqa: E501 - the fixer's output, verbatim
+            title="a leading dim of size 1 placed a vector too (0.4.x aligned the trailing dims)",
+        ),
+        Example(
+            snippet("""
+                import jax
+
+                s = jax.sharding.PositionalSharding(jax.devices()).reshape(4, 2)
+
+                def place(bias):
+                    return jax.device_put(bias, s.replicate(0))
+            """),
+            flagged=True,
+            title="a leading dim of size 1, and a value of unknown rank, is reported",
         ),
         Example(
             snippet("""
@@ -244,6 +286,7 @@ class _Plan:
         self.rule, self.ctx = rule, ctx
         self.parser = LayoutParser(ctx)
         self.parse = self.parser.parse
+        self.ranks = ValueRanks(ctx, lambda fn, param: self.parser.arguments_for(fn, param, jitted=True))
         self._status: Dict[int, str] = {}  # id(occurrence) -> "rewrite" | "delete" | "keep"
         self._loads_of: Dict[int, List[ast.Name]] = {}  # id(statement) -> ``_loads``'s answer
         self._blockers: Dict[Tuple[int, str], Optional[ast.expr]] = {}  # see ``_parameter_blocker``
@@ -400,13 +443,112 @@ class _Plan:
             return "keep"  # a use may read another binding: none is followed, so none may change
         if stmt is not None and self._loads(stmt):  # its uses may know the rank (a reshape)
             return "delete" if all(self.status(self._occurrence_of(n)) != "keep" for n in self._loads(stmt)) else "keep"
-        if not layout.rank:
+        if not layout.rank or self._rank_gap(expr, layout) is not None:
             return "keep"
         if stmt is not None:
             return "rewrite"  # read nowhere in this module: it becomes the NamedSharding itself
         if self._sink(expr) is None and self._unstable(layout, expr) is None:
             return "rewrite"
         return "keep"
+
+    # the rank of the value placed -----------------------------------------------------------
+    def _leading_ones(self, layout: Layout) -> int:
+        """How many leading sharding dims have size 1 (0.4.x also placed a value of that much
+        lower rank with it, aligning the trailing dims)."""
+        sizes = int_literals(ast.Tuple(elts=layout.reshapes[-1], ctx=ast.Load())) if layout.reshapes else None
+        if sizes is not None and len(layout.reshapes[-1]) == 1 and isinstance(layout.reshapes[-1][0], (ast.Tuple, ast.List)):
+            sizes = int_literals(layout.reshapes[-1][0])
+        count = 0
+        for d in layout.dims:
+            if not (d is None or sizes is not None and d < len(sizes) and sizes[d] == 1):
+                break
+            count += 1
+        return count
+
+    def _placed_values(self, expr: ast.expr) -> Optional[List[ast.expr]]:
+        """The values ``expr`` places, where the code shows them all: the first argument of
+        ``jax.device_put(value, expr)`` or ``with_sharding_constraint``; for ``in_shardings`` of a
+        ``jax.jit`` (its ``i``-th entry, or a single sharding for every argument), what each call
+        of the jitted function passes. Else None."""
+        ctx = self.ctx
+        parent, index = ctx.parent(expr), None
+        if isinstance(parent, (ast.Tuple, ast.List)):
+            index = next(i for i, e in enumerate(parent.elts) if e is expr)
+            expr, parent = parent, ctx.parent(parent)
+        keyword = None
+        if isinstance(parent, ast.keyword):
+            keyword, parent = parent.arg, ctx.parent(parent)
+        if not isinstance(parent, ast.Call):
+            return None
+        callee = ctx.qualname(parent.func)
+        if callee == PARTIAL and parent.args:
+            callee = ctx.qualname(parent.args[0])
+        elif callee in PLACERS and index is None and parent.args and not isinstance(parent.args[0], ast.Starred):
+            second = len(parent.args) > 1 and parent.args[1] is expr
+            return [parent.args[0]] if (keyword == PLACERS[callee] if keyword is not None else second) else None
+        if callee != "jax.jit" or keyword != "in_shardings":
+            return None
+        values = []
+        for call in self._calls_of_jitted(parent) or ():
+            if any(isinstance(a, ast.Starred) for a in call.args) or call.keywords:
+                return None
+            if index is not None and index >= len(call.args):
+                return None
+            values += call.args if index is None else [call.args[index]]
+        return values or None
+
+    def _calls_of_jitted(self, jit: ast.Call) -> Optional[List[ast.Call]]:
+        """The calls of what ``g = jax.jit(f, ...)`` or ``@partial(jax.jit, ...)`` makes, where
+        the module only calls it."""
+        ctx = self.ctx
+        holder = ctx.parent(jit)
+        if isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name):
+            identifier, scope = holder.targets[0].id, binding_scope(ctx, holder.targets[0])
+        elif isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef)) and holder.decorator_list == [jit]:
+            inner = next((s for s in ctx.resolver.scopes if s.node is holder), None)
+            identifier, scope = holder.name, inner.parent if inner is not None else None
+        else:
+            return None
+        if scope is None or len(scope.bindings.get(identifier, [])) != 1:
+            return None
+        calls = []
+        for name in ctx.names_bound_by(identifier, scope):
+            if isinstance(name.ctx, ast.Store):
+                continue
+            call = ctx.parent(name)
+            if not (isinstance(call, ast.Call) and call.func is name):
+                return None
+            calls.append(call)
+        return calls
+
+    def _value_rank(self, layout: Layout, at: ast.AST, rank: int) -> int:
+        """The rank of the value ``at`` places where it is lower than the sharding's and 0.4.x
+        took it (leading dims of size 1), else the sharding's own ``rank``."""
+        lead = self._leading_ones(layout) if rank == len(layout.dims) else 0
+        seen = self._placed_rank(at) if lead and isinstance(at, ast.expr) else None
+        return seen if seen is not None and rank - lead <= seen < rank else rank
+
+    def _placed_rank(self, expr: ast.expr) -> Optional[int]:
+        """The one rank of every value ``expr`` places, where it is visible."""
+        values = self._placed_values(expr)
+        ranks = {self.ranks.rank(v) for v in values or ()}
+        return ranks.pop() if len(ranks) == 1 and None not in ranks else None
+
+    def _rank_gap(self, expr: ast.expr, layout: Layout) -> Optional[str]:
+        """Why the spec cannot be written: its leading dims have size 1, so 0.4.x placed values of
+        lower rank with it too, and the rank of the value is not visible. Else None."""
+        rank = len(layout.dims)
+        lead = self._leading_ones(layout)
+        if not lead or lead == rank:
+            return None
+        if self._placed_rank(expr) is not None:
+            return None
+        names = axis_names(layout.rank)
+        entries = [None if d is None else f'"{names[d]}"' for d in layout.dims]
+        specs = [f"`P({', '.join(e or 'None' for e in entries[k:])})` for a value of rank {rank - k}" for k in range(lead + 1)]
+        placed = "the rank of the values it places is not visible"
+        return (f"its leading dim{'s have' if lead > 1 else ' has'} size 1, so 0.4.x also placed values of lower rank "
+                f"with it, and {placed}: write {', '.join(specs[:-1])} or {specs[-1]}")
 
     # output -----------------------------------------------------------------------------------
     def _reshaped_or_replicated(self, stmt: ast.Assign) -> bool:
@@ -431,7 +573,7 @@ class _Plan:
         return f"{mesh}({devices}, ({quoted}))", imports
 
     def sharding_text(self, layout: Layout, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
-        ctx, at = self.ctx, anchor_name(at)
+        ctx, occurrence, at = self.ctx, at, anchor_name(at)
         named, imports = importer(ctx).reference(NAMED_SHARDING, at=at)
         spec, more = importer(ctx).reference(PARTITION_SPEC, at=at)
         imports += more
@@ -442,6 +584,7 @@ class _Plan:
             sizes = int_literals(layout.reshapes[-1][0])
         if sizes is not None and all(d is None or sizes[d] == 1 for d in layout.dims):
             entries = []  # every dim on one device: replicated, as 0.4.x took it (whatever the value's rank)
+        entries = entries[len(entries) - self._value_rank(layout, occurrence, len(entries)):]
         spec_args = ", ".join(e or "None" for e in entries) if any(entries) else ""
         if layout.function is not None:
             return f"{named}({ctx.text(layout.devices)}.mesh, {spec}({spec_args}))", imports
@@ -554,6 +697,7 @@ class _Plan:
                                    "or write the `NamedSharding` by hand", suggestion=GENERIC)
                 continue
             why = self._unstable(layout, expr) if self._sink(expr) is None else self._sink(expr)
+            why = why or self._rank_gap(expr, layout)
             blocked = [k for k in self._parameter_keys(expr) if self._parameter_blocker(k) is not None]
             if why is None and blocked:
                 why = self._parameter_why(expr, blocked[0])

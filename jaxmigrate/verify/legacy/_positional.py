@@ -103,14 +103,19 @@ class PositionalSharding:
     def is_fully_replicated(self) -> bool:
         return all(d is None for d in self._dims)
 
-    def to_named_sharding(self):
-        """The equivalent ``NamedSharding`` over the mesh of the device grid."""
+    def to_named_sharding(self, rank: Optional[int] = None):
+        """The equivalent ``NamedSharding`` over the mesh of the device grid; for a value of
+        ``rank`` lower than the sharding's, whose leading dims have size 1, the sharding of its
+        trailing dims (0.4.x aligned them so)."""
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
         names = tuple(f"p{i}" for i in range(self._grid.ndim))
         if self.shape == (1,) * self.ndim:  # 0.4.x gave XLA a replicated sharding: valid for a value of any rank
             return NamedSharding(Mesh(self._grid, names), PartitionSpec())
-        return NamedSharding(Mesh(self._grid, names), PartitionSpec(*(None if d is None else names[d] for d in self._dims)))
+        dims = self._dims
+        if rank is not None and rank < len(dims) and all(s == 1 for s in self.shape[:len(dims) - rank]):
+            dims = dims[len(dims) - rank:]
+        return NamedSharding(Mesh(self._grid, names), PartitionSpec(*(None if d is None else names[d] for d in dims)))
 
     def __getattr__(self, name):  # devices_indices_map, shard_shape, addressable_devices, ...
         if name.startswith("_"):
@@ -150,6 +155,33 @@ def convert(tree):
                                   tree, is_leaf=lambda leaf: isinstance(leaf, PositionalSharding))
 
 
+def _convert_for(sharding, value):
+    """``sharding`` for placing ``value`` (a pytree): a PositionalSharding as each leaf's own
+    NamedSharding where a leaf's rank is lower than the sharding's."""
+    import jax
+
+    if not isinstance(sharding, PositionalSharding):
+        return convert(sharding)
+    ranks = [np.ndim(leaf) for leaf in jax.tree_util.tree_leaves(value)]
+    if all(r >= sharding.ndim for r in ranks):
+        return sharding.to_named_sharding()
+    return jax.tree_util.tree_map(lambda leaf: sharding.to_named_sharding(np.ndim(leaf)), value)
+
+
+def _placing(fn, keyword: str):
+    """``fn(value, sharding)`` with a PositionalSharding converted for the value it places."""
+
+    @functools.wraps(fn)
+    def wrapper(value, *args, **kwargs):
+        if args:
+            args = (_convert_for(args[0], value), *args[1:])
+        elif keyword in kwargs:
+            kwargs[keyword] = _convert_for(kwargs[keyword], value)
+        return fn(value, *args, **kwargs)
+
+    return wrapper
+
+
 def _converting(fn, positions: Tuple[int, ...], keywords: Tuple[str, ...]):
     """``fn`` with its arguments at ``positions`` and ``keywords`` converted first."""
 
@@ -171,9 +203,9 @@ def install() -> None:
     import jax.sharding
     from jax._src import sharding_impls
 
-    jax.device_put = _converting(jax.device_put, (1,), ("device",))
-    jax.jit = _converting(jax.jit, (), ("in_shardings", "out_shardings"))
-    jax.lax.with_sharding_constraint = _converting(jax.lax.with_sharding_constraint, (1,), ("shardings",))
+    jax.device_put = _placing(jax.device_put, "device")
+    jax.jit = _converting(jax.jit, (), ("in_shardings", "out_shardings"))  # the values are not known yet: full rank
+    jax.lax.with_sharding_constraint = _placing(jax.lax.with_sharding_constraint, "shardings")
     jax.make_array_from_callback = _converting(jax.make_array_from_callback, (1,), ("sharding",))
     jax.make_array_from_single_device_arrays = _converting(jax.make_array_from_single_device_arrays, (1,), ("sharding",))
     jax.sharding.PositionalSharding = PositionalSharding

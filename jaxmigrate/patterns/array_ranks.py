@@ -1,0 +1,196 @@
+"""The rank of an array value where the source shows it: a creator with a literal shape
+(``jnp.zeros((a, b))``, ``jax.random.normal(key, (n,))``), ``arange``, a ``.reshape(a, b)``, an
+elementwise function or operator of values of known rank, ``.T``, a slice, a name read to the
+assignment it sees (also through tuple unpacking, ``jax.device_put`` of a tree, a list
+comprehension and what a function of the module returns), and a parameter of this module's
+function that every call gives a value of one rank."""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, Dict, List, Optional, Tuple, Union
+
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.values import binding_scope, own_nodes, reaching_binding
+
+Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+Path = Tuple[int, ...]
+Callers = Callable[[Function, str], Optional[List[ast.expr]]]
+
+_NUMPYS = ("jax.numpy", "numpy")
+#: functions whose first argument (or ``shape=``) is the shape of what they make
+SHAPE_FIRST = frozenset(f"{m}.{f}" for m in _NUMPYS for f in ("zeros", "ones", "empty", "full"))
+#: ``jax.random`` samplers whose second argument (or ``shape=``) is the shape
+SHAPE_SECOND = frozenset(f"jax.random.{f}" for f in ("normal", "uniform", "bernoulli", "truncated_normal", "randint"))
+ONE_DIM = frozenset(f"{m}.{f}" for m in _NUMPYS for f in ("arange", "linspace"))
+ELEMENTWISE = frozenset(f"{m}.{f}" for m in _NUMPYS for f in (
+    "sin", "cos", "tan", "tanh", "exp", "log", "abs", "sqrt", "square", "negative", "maximum", "minimum",
+    "asarray", "array")) | frozenset(("jax.nn.relu", "jax.nn.gelu", "jax.nn.sigmoid"))
+#: functions that return their first argument's tree, placed or constrained
+PLACING = frozenset(("jax.device_put", "jax.lax.with_sharding_constraint", "jax.block_until_ready"))
+MAX_DEPTH = 16
+
+
+def _shape_rank(shape: Optional[ast.expr]) -> Optional[int]:
+    if isinstance(shape, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in shape.elts):
+        return len(shape.elts)
+    if isinstance(shape, ast.Constant) and type(shape.value) is int:
+        return 1
+    return None
+
+
+def _argument(call: ast.Call, index: int, keyword: str) -> Optional[ast.expr]:
+    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+class ValueRanks:
+    """Ranks of the values of one module, each (expression, place in its structure) worked out
+    once. A place is a path of indices into nested tuples and lists: ``(w1, b1), (w2, b2) =
+    params`` reads ``b1`` at ``(0, 1)`` of ``params``, which a list comprehension of
+    ``init_layer(...)`` calls, returning ``w, b``, makes."""
+
+    def __init__(self, ctx: FileContext, callers: Callers) -> None:
+        self.ctx, self.callers = ctx, callers
+        self._known: Dict[Tuple[int, Path], Optional[int]] = {}
+
+    def rank(self, expr: ast.expr, path: Path = (), depth: int = 0) -> Optional[int]:
+        key = (id(expr), path)
+        if key not in self._known:
+            self._known[key] = None  # a cycle has no rank
+            self._known[key] = self._at(expr, path, depth) if depth < MAX_DEPTH else None
+        return self._known[key]
+
+    def _at(self, expr: ast.expr, path: Path, depth: int) -> Optional[int]:
+        """The rank of what sits at ``path`` inside the value of ``expr``."""
+        if isinstance(expr, ast.Name) and isinstance(expr.ctx, ast.Load):
+            return self._name(expr, path, depth)
+        if (isinstance(expr, ast.Call) and self.ctx.qualname(expr.func) in PLACING and expr.args
+                and not isinstance(expr.args[0], ast.Starred)):
+            return self.rank(expr.args[0], path, depth + 1)  # the same tree, placed
+        if not path:
+            return self._rank(expr, depth)
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in expr.elts) or path[0] >= len(expr.elts):
+                return None
+            return self.rank(expr.elts[path[0]], path[1:], depth + 1)
+        if isinstance(expr, ast.ListComp):
+            return self.rank(expr.elt, path[1:], depth + 1)  # every element is the same expression
+        if not isinstance(expr, ast.Call):
+            return None
+        return self._returned(expr, path, depth)
+
+    def _returned(self, call: ast.Call, path: Path, depth: int) -> Optional[int]:
+        """What every ``return`` of the module's plain function ``call`` names gives at ``path``."""
+        if not isinstance(call.func, ast.Name):
+            return None
+        fn = reaching_binding(self.ctx, call.func.id, call.func)
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list:
+            return None
+        returns = [n for n in own_nodes(fn) if isinstance(n, ast.Return)]
+        if not returns or any(r.value is None for r in returns):
+            return None
+        ranks = {self.rank(r.value, path, depth + 1) for r in returns}  # type: ignore[arg-type]  # each returns a value
+        return ranks.pop() if len(ranks) == 1 else None
+
+    def _rank(self, expr: ast.expr, depth: int) -> Optional[int]:
+        ctx = self.ctx
+        if isinstance(expr, ast.Constant):
+            return 0 if isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool) else None
+        if isinstance(expr, ast.Attribute) and expr.attr == "T":
+            return self.rank(expr.value, (), depth + 1)
+        if isinstance(expr, ast.BinOp) and not isinstance(expr.op, ast.MatMult):
+            return self._broadcast([expr.left, expr.right], depth)
+        if isinstance(expr, ast.UnaryOp):
+            return self.rank(expr.operand, (), depth + 1)
+        if isinstance(expr, ast.Subscript):
+            return self._subscript(expr, depth)
+        if not isinstance(expr, ast.Call):
+            return None
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr == "reshape" and ctx.qualname(expr.func) is None:
+            if len(expr.args) == 1:
+                return _shape_rank(expr.args[0])
+            return len(expr.args) if expr.args and not any(isinstance(a, ast.Starred) for a in expr.args) else None
+        callee = ctx.qualname(expr.func)
+        if callee in SHAPE_FIRST:
+            return _shape_rank(_argument(expr, 0, "shape"))
+        if callee in SHAPE_SECOND:
+            return _shape_rank(_argument(expr, 1, "shape"))
+        if callee in ONE_DIM:
+            return 1
+        if callee in ELEMENTWISE and expr.args and not any(isinstance(a, ast.Starred) for a in expr.args):
+            return self._broadcast(expr.args, depth)
+        return self._returned(expr, (), depth)
+
+    def _subscript(self, expr: ast.Subscript, depth: int) -> Optional[int]:
+        """``x[:8, :8]``, ``x[0]``: the rank of ``x`` less one per integer index (slices keep a dim)."""
+        index = expr.slice
+        items = index.elts if isinstance(index, ast.Tuple) else [index]
+        if any(not isinstance(i, ast.Slice) and not (isinstance(i, ast.Constant) and type(i.value) is int) for i in items):
+            return None
+        base = self.rank(expr.value, (), depth + 1)
+        dropped = sum(1 for i in items if not isinstance(i, ast.Slice))
+        return base - dropped if base is not None and base >= len(items) else None
+
+    def _broadcast(self, operands: List[ast.expr], depth: int) -> Optional[int]:
+        ranks = [self.rank(o, (), depth + 1) for o in operands]
+        return None if any(r is None for r in ranks) else max(ranks)  # type: ignore[type-var]  # none is None
+
+    def _name(self, name: ast.Name, path: Path, depth: int) -> Optional[int]:
+        bound = reaching_binding(self.ctx, name.id, name)
+        if isinstance(bound, ast.Assign) and len(bound.targets) == 1:
+            place = _place(bound.targets[0], name.id)
+            return self.rank(bound.value, place + path, depth + 1) if place is not None else None
+        if isinstance(bound, (ast.For, ast.comprehension)) and not path and self._counter(bound, name.id):
+            return 0
+        if isinstance(bound, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                a.arg == name.id for a in (*bound.args.posonlyargs, *bound.args.args, *bound.args.kwonlyargs)):
+            passed = self.callers(bound, name.id)
+            ranks = {self.rank(arg, path, depth + 1) for arg in passed or ()}
+            if len(ranks) == 1 and None not in ranks:
+                return ranks.pop()
+        if not path and bound is not None and self._dimension(name, bound):
+            return 0
+        return None
+
+    def _counter(self, loop: Union[ast.For, ast.comprehension], identifier: str) -> bool:
+        """``i`` of ``for i in range(...)`` or of ``for i, x in enumerate(...)``: an integer."""
+        func = loop.iter.func if isinstance(loop.iter, ast.Call) else None
+        if not isinstance(func, ast.Name) or self.ctx.bindings(func):
+            return False  # not a call of the builtin
+        callee = func.id
+        place = _place(loop.target, identifier)
+        return callee == "range" and place == () or callee == "enumerate" and place == (0,)
+
+    def _dimension(self, name: ast.Name, bound: ast.AST) -> bool:
+        """Whether a read of the same binding is a dim of a shape (``reshape(n_in, n_out)``,
+        ``jnp.zeros((n, d))``): then the name holds an integer."""
+        ctx = self.ctx
+        for other in ctx.names_bound_by(name.id, binding_scope(ctx, name)):
+            if not isinstance(other.ctx, ast.Load):
+                continue
+            shape = ctx.parent(other)
+            call = ctx.parent(shape) if isinstance(shape, ast.Tuple) else shape
+            if isinstance(call, ast.keyword):
+                call = ctx.parent(call)
+            if not isinstance(call, ast.Call) or call.func is other:
+                continue
+            callee = ctx.qualname(call.func)
+            method = isinstance(call.func, ast.Attribute) and call.func.attr == "reshape" and callee is None
+            if (method or callee in SHAPE_FIRST or callee in SHAPE_SECOND) and reaching_binding(ctx, name.id, other) is bound:
+                return True
+        return False
+
+
+def _place(target: ast.expr, identifier: str) -> Optional[Path]:
+    """Where ``identifier`` sits in an assignment's target: ``()`` for the target itself,
+    ``(0, 1)`` for ``b1`` in ``(w1, b1), (w2, b2) = ...``; None where it is not there plainly."""
+    if isinstance(target, ast.Name):
+        return () if target.id == identifier else None
+    if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
+        for i, elt in enumerate(target.elts):
+            inner = _place(elt, identifier)
+            if inner is not None:
+                return (i, *inner)
+    return None
