@@ -537,3 +537,13 @@ def test_a_module_level_use_does_not_reuse_a_name_imported_further_down():
     early, late = (s.value for s in ctx.tree.body if isinstance(s, ast.Assign))
     assert importer(ctx).reference("jax.sharding.NamedSharding", at=early) == ("jax.sharding.NamedSharding", ())
     assert importer(ctx).reference("jax.sharding.NamedSharding", at=late) == ("NamedSharding", ())
+
+
+def test_a_wrapped_import_takes_the_indent_of_the_modules_own_wrapped_imports():
+    from tests.conftest import run
+
+    source = ("import jax\nfrom jax.experimental import PartitionSpec\nfrom jax.experimental.maps import Mesh\n"
+              "from jax.experimental.pjit import NamedSharding\nfrom jax.sharding import GSPMDSharding, SingleDeviceSharding\n"
+              "from typing import (\n  Any,\n)\n"
+              "\nprint(jax, Any, PartitionSpec, Mesh, NamedSharding, GSPMDSharding, SingleDeviceSharding)\n")
+    assert "from jax.sharding import (\n  GSPMDSharding,\n  Mesh,\n" in run(source, ["JM201"]).text

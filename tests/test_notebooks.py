@@ -161,15 +161,15 @@ def test_fix_replaces_only_the_fixed_lines(tmp_path, build):
 
 def test_lines_a_fix_adds_take_the_list_layout(tmp_path):
     """An import split in two: the new item sits on its own line, indented and broken as the
-    others (tabs, CRLF); a one-line notebook stays on one line."""
+    others (tabs, CRLF), in isort's order; a one-line notebook stays on one line."""
     nb = _notebook(_code(SPLIT_IMPORT), _code("y = with_sharding_constraint(x, axis_resources=None)\n"))
     text = json.dumps(nb, indent="\t").replace("\n", "\r\n") + "\r\n"
-    expected = text.replace(_spelt(SPLIT_IMPORT), '"from jax.lax import with_sharding_constraint\\n",\r\n\t\t\t\t'
-                            '"from jax.experimental.pjit import pjit\\n"').replace("axis_resources=None", "None")
+    expected = text.replace(_spelt(SPLIT_IMPORT), '"from jax.experimental.pjit import pjit\\n",\r\n\t\t\t\t'
+                            '"from jax.lax import with_sharding_constraint\\n"').replace("axis_resources=None", "None")
     assert _fixed(tmp_path, text).decode() == expected
     one_line = json.dumps(nb)
-    expected = one_line.replace(_spelt(SPLIT_IMPORT), '"from jax.lax import with_sharding_constraint\\n", '
-                                '"from jax.experimental.pjit import pjit\\n"').replace("axis_resources=None", "None")
+    expected = one_line.replace(_spelt(SPLIT_IMPORT), '"from jax.experimental.pjit import pjit\\n", '
+                                '"from jax.lax import with_sharding_constraint\\n"').replace("axis_resources=None", "None")
     assert _fixed(tmp_path, one_line, "one.ipynb").decode() == expected
 
 
@@ -263,3 +263,16 @@ def test_a_fix_that_loses_a_cell_boundary_or_has_no_source_to_write_is_an_error(
     assert module == nb.marker(0) + "\n"
     with pytest.raises(FixError, match="no `source`"):
         notebook.dump(nb, module + "import jax\n")
+
+
+def test_imports_a_fix_writes_in_a_cell_take_their_place_in_isort_order(tmp_path):
+    """A cell is a module to ruff's isort: the imports the fixes write there are joined and ordered
+    as in a .py file (a cell whose imports were sorted stays sorted), cell by cell."""
+    sorted_cell = ("import jax\nfrom jax.experimental import PartitionSpec as P\nfrom jax.experimental.maps import Mesh\n"
+                   "from jax.experimental.pjit import pjit\n\nprint(jax, P, Mesh, pjit)")
+    path = tmp_path / "sharding.ipynb"
+    path.write_text(json.dumps(_notebook(_code("x = 1"), _code(sorted_cell)), indent=1) + "\n")
+    assert CliRunner().invoke(main, ["fix", "--select", "JM201", str(path)]).exit_code == 0
+    cell = "".join(json.loads(path.read_text())["cells"][1]["source"])
+    assert cell.startswith("import jax\nfrom jax.experimental.pjit import pjit\nfrom jax.sharding import Mesh\n"
+                           "from jax.sharding import PartitionSpec as P\n\n")

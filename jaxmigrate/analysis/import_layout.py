@@ -334,7 +334,7 @@ def _wrapped(ctx: FileContext, block: List[ast.stmt], lines: set) -> List[Edit]:
     own = [s for s in block if ctx.text(s) in lines]
     limit = max([LINE_LENGTH, *(len(ctx.line_text(n).rstrip("\r\n")) for s in own
                                 for n in range(s.lineno, (s.end_lineno or s.lineno) + 1))])
-    indent = next((m.group(1) for s in own if (s.end_lineno or s.lineno) > s.lineno
+    indent = next((m.group(1) for s in block if (s.end_lineno or s.lineno) > s.lineno  # fixes wrote one-line ones
                    for m in [re.match(r"([ \t]+)\S", ctx.line_text(s.lineno + 1))] if m), "    ")
     nl = newline(ctx)
     edits = []

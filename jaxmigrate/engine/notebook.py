@@ -163,6 +163,27 @@ def _dedented(src: str) -> Tuple[str, str]:
     return "".join(line[len(indent):] if line.startswith(indent) else line for line in lines), indent
 
 
+def join_cell_imports(nb: Notebook, original: str, module: str) -> str:
+    """``module`` (the fixed one) with each changed cell's imports joined and ordered as a
+    ``.py`` file's are (``join_written_imports``): a cell is what ruff sorts as a module."""
+    from jaxmigrate.analysis.context import FileContext
+    from jaxmigrate.analysis.import_layout import imports_in_order, join_written_imports
+
+    split = re.compile(rf"^(# {re.escape(nb.tag)}-cell-\d+\r?\n)", flags=re.MULTILINE)
+    before, after = split.split(original), split.split(module)
+    if len(before) != len(after):
+        return module
+    for k in range(2, len(after), 2):  # [lead, marker, part, marker, part, ...]
+        if after[k] == before[k] or after[k - 1] != before[k - 1]:
+            continue
+        try:
+            in_order = imports_in_order(FileContext.of(before[k]))
+        except SyntaxError:  # a cell that is no module alone (a top-level `await`)
+            continue
+        after[k] = join_written_imports(before[k], after[k], in_order)
+    return "".join(after)
+
+
 def dump(nb: Notebook, module: str) -> str:
     """The notebook's text with the source of each code cell whose part of the fixed module
     changed replaced, in the notebook's own style; the rest of the text as it was."""

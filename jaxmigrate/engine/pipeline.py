@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Set, Tuple, Type
+from typing import Any, Callable, List, Optional, Sequence, Set, Tuple, Type
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.import_layout import imports_in_order, join_written_imports
@@ -330,12 +330,14 @@ def located_on_disk(left: List[Finding], first: List[Finding], original: str, fi
     return out
 
 
-def _run_rules(text: str, display: str, rules, settings: Settings, join_imports: bool = True):
+def _run_rules(text: str, display: str, rules, settings: Settings, join_imports: bool = True,
+               joiner: Optional[Callable[[str, str], str]] = None):
     """Findings left, the text, how many fixes were applied (rounds until none applies), the
     findings of the text as given, and the parts of the project facts ``settings.collect`` names.
     With ``join_imports``, the ``from`` imports the fixes wrote
     then join the same module's import, and take their place in the import block when it was in
-    isort's order (``join_written_imports``)."""
+    isort's order (``join_written_imports``); ``joiner(original, fixed)`` does that instead
+    (a notebook's, cell by cell)."""
     original = text
     applied_total = 0
     held = settings.project_facts()  # what the project facts say of this file
@@ -373,8 +375,8 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
             wanted = set(map(id, active_rules(text.encode("utf-8", "surrogatepass"), rules)))
             rules = [r for r in rules if id(r) in wanted or r.code in fired]
             findings = analyse(text, display, rules, settings.target, origin) if rules else []
-    if applied_total and join_imports:
-        joined = join_written_imports(original, text, in_order)
+    if applied_total and (join_imports or joiner is not None):
+        joined = joiner(original, text) if joiner is not None else join_written_imports(original, text, in_order)
         if joined != text:
             text = joined
             findings = analyse(text, display, rules, settings.target, origin or held) if findings else []
@@ -400,7 +402,8 @@ def _transform_notebook(raw: str, encoding: str, display: str, rules, settings: 
         where = (display, getattr(exc, "lineno", 1), getattr(exc, "colno", 1), None)
         raise SyntaxError(f"not a readable notebook: {getattr(exc, 'msg', exc)}", where) from exc
     try:
-        findings, text, applied, first, parts = _run_rules(module, display, rules, settings, join_imports=False)
+        findings, text, applied, first, parts = _run_rules(module, display, rules, settings, join_imports=False,
+                                                           joiner=lambda old, new: notebook.join_cell_imports(nb, old, new))
     except SyntaxError as exc:  # a cell's code: said at its line in the cell
         if not exc.lineno:
             raise

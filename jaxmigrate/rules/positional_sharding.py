@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from functools import partial
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
@@ -286,7 +287,7 @@ class _Plan:
         self.rule, self.ctx = rule, ctx
         self.parser = LayoutParser(ctx)
         self.parse = self.parser.parse
-        self.ranks = ValueRanks(ctx, lambda fn, param: self.parser.arguments_for(fn, param, jitted=True))
+        self.ranks = ValueRanks(ctx, partial(self.parser.arguments_for, jitted=True))  # no cycle through self
         self._status: Dict[int, str] = {}  # id(occurrence) -> "rewrite" | "delete" | "keep"
         self._loads_of: Dict[int, List[ast.Name]] = {}  # id(statement) -> ``_loads``'s answer
         self._blockers: Dict[Tuple[int, str], Optional[ast.expr]] = {}  # see ``_parameter_blocker``
