@@ -2,10 +2,16 @@
 
 - ``seed()``: Python's ``random``, NumPy's global generator (and torch / tensorflow when already
   imported) seeded identically on both sides, before each script and each test.
-- ``install_recorder(sink)``: every compiled call the user's code makes (``jax.jit`` and the
-  modern pjit entry points; the legacy pjit records itself) is observed: its value, and which of
-  its array inputs the call deleted (donation), and where it was made (``site``: the function's
-  name and the user's file and line of the call; shown, not compared).
+- ``install_recorder(sink)``: every compiled call the user's code makes (``jax.jit``, the
+  modern pjit entry points and ``jax.pmap``; the legacy pjit records itself) is observed: its
+  value, and which of its array inputs the call deleted (donation), and where it was made
+  (``site``: the function's name and the user's file and line of the call; shown, not compared).
+  A pmap call is a compiled call like a jit call, and calls pair by their order: its output,
+  an array whose leading axis is the device axis (one slice per device; with several processes,
+  this process's devices only), is observed as any array is, so the ``jax.jit(jax.shard_map(...))``
+  that replaced it, keeping that axis (``in_specs=P("i")``, ``out_specs=P("i")``), records the
+  same value and device map in its place. JAX's own jit inside pmap (0.10: pmap is jit of
+  shard_map) is not the user's and is not recorded.
 """
 
 from __future__ import annotations
@@ -127,6 +133,19 @@ def _recording(factory, library_dirs):
     return make
 
 
+def _recording_pmap(pmap, library_dirs):
+    """``jax.pmap`` recording the functions the user's code maps: called as ``pmap(f, ...)`` or
+    through ``functools.partial(jax.pmap, axis_name=...)`` (pmap has no decorator-factory form:
+    without a function it raises as JAX does)."""
+    @functools.wraps(pmap)
+    def make(*args, **kwargs):
+        mapped = pmap(*args, **kwargs)
+        return Recorded(mapped) if _created_by_user(library_dirs) else mapped
+
+    make._jaxmigrate_recording = True  # type: ignore[attr-defined]  # a marker on the wrapper function
+    return make
+
+
 def call_site(name: str) -> Dict[str, Any]:
     """The function's name and the user's innermost frame outside JAX and the verifier (the
     call's file, relative to SITE_BASE when inside it, and line)."""
@@ -160,6 +179,8 @@ def install_recorder(sink: Callable[[Dict[str, Any]], None]) -> None:
     dirs = _library = _library_dirs()
     _hooks.set_sink(lambda value, donated, name: sink(dict(observe(value), donated=donated, site=call_site(name))))
     jax.jit = _recording(jax.jit, dirs)
+    if not hasattr(jax.pmap, "_jaxmigrate_recording"):
+        jax.pmap = _recording_pmap(jax.pmap, dirs)
     modern_pjit = jax._src.pjit.pjit
     if not getattr(modern_pjit, "_jaxmigrate_legacy", False) and not hasattr(modern_pjit, "_jaxmigrate_recording"):
         recorded = _recording(modern_pjit, dirs)
