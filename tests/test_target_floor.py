@@ -44,6 +44,7 @@ AVAILABLE = {
     "jax.tree.": ("0.4.25", None),
     "jax.shard_map": ("0.6.1", None),
     "jax.jit": ("0.1.0", None),
+    "jax.devices": ("0.1.0", None),
     "jax.set_mesh": ("0.7.1", None),
     "jax.device_put": ("0.1.0", None),
     "jax.numpy.": ("0.1.0", None),

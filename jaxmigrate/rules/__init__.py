@@ -24,6 +24,7 @@ from jaxmigrate.rules.moved_sharding_name import MovedShardingName
 from jaxmigrate.rules.partition_spec_tuple import PartitionSpecTuple
 from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
 from jaxmigrate.rules.pjit_to_jit import PjitToJit
+from jaxmigrate.rules.pmap_to_shard_map import PmapToShardMap
 from jaxmigrate.rules.positional_sharding import PositionalSharding
 from jaxmigrate.rules.removed_jax_name import RemovedJaxName
 from jaxmigrate.rules.removed_maps_api import RemovedMapsApi
@@ -51,6 +52,7 @@ ALL_RULES: Sequence[Type[Rule]] = (  # in code order
     PositionalSharding,
     DevicePutSharded,
     MakeMeshAxisTypes,
+    PmapToShardMap,
     RemovedJaxName,
     DeprecatedJaxName,
     RemovedPrivateJaxName,

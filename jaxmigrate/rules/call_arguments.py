@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
-from typing import FrozenSet, Iterator, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.catalog.api_history import exists, predecessors, status
@@ -49,6 +49,22 @@ def _spelled_through(data: bytes, at: int) -> Optional[bytes]:
     while start > 0 and _WORD_BYTES[data[start - 1]] != 32:
         start -= 1
     return data[start:at - 1]
+
+
+_DROPPING: Dict[int, Dict[bytes, Tuple[FrozenSet[bytes], ...]]] = {}
+
+
+def _dropping(sigs) -> Dict[bytes, Tuple[FrozenSet[bytes], ...]]:
+    """The last word of every function that stopped taking some keyword -> how its module is
+    spelled (``Signatures.dropped_by`` of every keyword, merged): once per table."""
+    found = _DROPPING.get(id(sigs))
+    if found is None:
+        merged: Dict[bytes, set] = {}
+        for keyword in sigs.keyword_bytes:
+            for last, spellings in sigs.dropped_by(keyword).items():
+                merged.setdefault(last, set()).update(spellings)
+        found = _DROPPING[id(sigs)] = {last: tuple(spellings) for last, spellings in merged.items()}
+    return found
 
 
 def _calls_of(data: bytes, name: bytes) -> Iterator[int]:
@@ -372,8 +388,12 @@ class CallArguments(Rule):
         if any(_passed_as_keyword(text, keyword) for keyword in candidates):
             return True
         # a `**` splat into a function that dropped keywords: the source cannot show what it passes
-        return b"**" in text and any(
-            _positional_count(text, end) == _SPLAT for last in spelled for end in _calls_of(text, last))
+        # (the keyword need not be spelled anywhere: `jax.pmap(f, **options)`)
+        if b"**" not in text:
+            return False
+        spelled |= {last for last, spellings in _dropping(sigs).items() if last in words
+                    and any(parts <= words for parts in spellings)}
+        return any(_positional_count(text, end) == _SPLAT for last in spelled for end in _calls_of(text, last))
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         sigs = history()

@@ -1,0 +1,169 @@
+"""The uses of ``jax.pmap`` in a module, as plain data: the form (a call, a decorator, a
+``functools.partial`` decorator, anything else), the mapped function, and what each option says
+(the axis name, which arguments are mapped, static and donated arguments, the devices), or why
+an option cannot be kept by a ``jax.jit`` of ``jax.shard_map``."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Tuple, Union
+
+from jaxmigrate.analysis.context import FileContext
+
+PMAP = ("jax.pmap", "jax.api.pmap", "jax._src.api.pmap")
+PARTIAL = "functools.partial"
+Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+#: options that only pmap had, and what to do instead
+NOT_KEPT = {
+    "axis_size": "`axis_size=` (a mapped axis of a size no argument shows) has no `shard_map` counterpart: map an argument",
+    "backend": "`backend=` is deprecated with pmap: place the inputs with `jax.device_put` on the devices of that backend "
+               "and build the mesh from them",
+    "global_arg_shapes": "`global_arg_shapes=` (pmap's multi-process shapes) has no counterpart: pass global arrays",
+}
+
+
+@dataclass
+class PmapUse:
+    """One use of pmap. ``kind``: "call" (``jax.pmap(f, ...)``), "decorator" (``@jax.pmap`` or
+    ``@partial(jax.pmap, ...)`` on ``function``) or "other"; ``node``: the expression to
+    replace (the call, or the decorator); ``why``: why it is not rewritten (None: it may be)."""
+
+    kind: str
+    node: ast.expr
+    reference: ast.expr
+    function: Optional[ast.expr] = None  # the mapped function of a call
+    definition: Optional[Function] = None  # the decorated def
+    options: Dict[str, ast.expr] = field(default_factory=dict)
+    why: Optional[str] = None
+
+
+@dataclass
+class Mapping:
+    """What the options say: the mesh axis name (source text), which positions are mapped
+    (None: every argument, arity unknown), the static and donated positions (source text)."""
+
+    axis: str
+    mapped: Optional[List[bool]]
+    static: Tuple[int, ...] = ()
+    static_text: Optional[str] = None
+    donate_text: Optional[str] = None
+    devices_text: Optional[str] = None
+
+
+def pmap_uses(ctx: FileContext) -> Iterator[PmapUse]:
+    for qualname in PMAP:
+        for ref in ctx.references(qualname):
+            if not isinstance(getattr(ref, "ctx", None), ast.Store):  # `mapper = jax.pmap` names it where it is read
+                yield _use(ctx, ref)
+
+
+def _use(ctx: FileContext, ref: ast.expr) -> PmapUse:
+    parent = ctx.parent(ref)
+    if isinstance(parent, ast.Call) and parent.func is ref:
+        holder = ctx.parent(parent)
+        if isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent in holder.decorator_list:
+            return PmapUse("other", parent, ref, why="`@jax.pmap(...)` with options and no function raises: "
+                                                     "write `@functools.partial(jax.pmap, ...)`")
+        use = PmapUse("call", parent, ref)
+        fun = parent.args[0] if parent.args else next((k.value for k in parent.keywords if k.arg == "fun"), None)
+        use.function = fun
+        rest = list(parent.args[1:])
+        _options(use, rest, [k for k in parent.keywords if k.arg != "fun"])
+        if fun is None or isinstance(fun, ast.Starred):
+            use.why = use.why or "the mapped function is not visible"
+        return use
+    if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and ref in parent.decorator_list:
+        return _decorator(PmapUse("decorator", ref, ref, definition=parent), parent)
+    if (isinstance(parent, ast.Call) and ref in parent.args[:1] and ctx.qualname(parent.func) == PARTIAL):
+        holder = ctx.parent(parent)
+        use = PmapUse("decorator", parent, ref)
+        _options(use, list(parent.args[1:]), parent.keywords)
+        if isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent in holder.decorator_list:
+            use.definition = holder
+            return _decorator(use, holder)
+        use.kind, use.why = "other", use.why or "a `functools.partial` of pmap used as a value"
+        return use
+    return PmapUse("other", ref, ref, why="`jax.pmap` used as a value (not called on a function here)")
+
+
+def _options(use: PmapUse, positional: List[ast.expr], keywords: List[ast.keyword]) -> None:
+    if any(isinstance(a, ast.Starred) for a in positional) or any(k.arg is None for k in keywords):
+        use.why = "its options are given with `*` or `**`"
+        return
+    if len(positional) > 1:
+        use.why = "more positional arguments than the function and the axis name"
+        return
+    if positional:
+        use.options["axis_name"] = positional[0]
+    for keyword in keywords:
+        use.options[keyword.arg] = keyword.value  # type: ignore[index]  # not a ``**``: checked above
+
+
+def _decorator(use: PmapUse, fn: Function) -> PmapUse:
+    if len(fn.decorator_list) != 1:
+        use.why = use.why or "the function has other decorators: their order with the rewrite is for a person to choose"
+    elif isinstance(fn, ast.AsyncFunctionDef):
+        use.why = use.why or "an `async def`"
+    return use
+
+
+def int_tuple(node: ast.expr) -> Optional[Tuple[int, ...]]:
+    """``1`` or ``(0, 2)``: non-negative int literals."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+    if all(isinstance(i, ast.Constant) and type(i.value) is int and i.value >= 0 for i in items):
+        return tuple(i.value for i in items)  # type: ignore[attr-defined]  # Constants
+    return None
+
+
+def mapping(ctx: FileContext, use: PmapUse, arity: Optional[int]) -> Union[Mapping, str]:
+    """What the options of ``use`` say, for a function of ``arity`` positional parameters
+    (None: not known), or why a ``jax.jit`` of ``jax.shard_map`` cannot say the same."""
+    options = use.options
+    for name, why in NOT_KEPT.items():
+        if name in options:
+            return why
+    unknown = sorted(set(options) - {"axis_name", "in_axes", "out_axes", "static_broadcasted_argnums",
+                                     "donate_argnums", "devices"})
+    if unknown:
+        return f"`{unknown[0]}=` is not an option this rewrite knows"
+    axis = options.get("axis_name")
+    if axis is not None and not (isinstance(axis, ast.Constant) and isinstance(axis.value, str) or isinstance(axis, ast.Name)):
+        return "the axis name is not a string or a name"
+    out_axes = options.get("out_axes")
+    if out_axes is not None and not (isinstance(out_axes, ast.Constant) and out_axes.value == 0):
+        return ("`out_axes` other than 0: `out_axes=None` returned one replica (write `out_specs=P()` and return the "
+                "value without the device axis, after checking it is the same on every device)")
+    mapped: Optional[List[bool]] = None
+    in_axes = options.get("in_axes")
+    if in_axes is not None and not (isinstance(in_axes, ast.Constant) and in_axes.value == 0):
+        if not isinstance(in_axes, (ast.Tuple, ast.List)) or not all(
+                isinstance(e, ast.Constant) and e.value in (0, None) and type(e.value) is not bool for e in in_axes.elts):
+            return ("`in_axes` maps another axis than the leading one, or is not a literal of 0 and None: move the "
+                    "mapped axis first (`jnp.moveaxis`), or write the `jax.shard_map` by hand")
+        mapped = [e.value == 0 for e in in_axes.elts]  # type: ignore[attr-defined]  # Constants
+        if arity is not None and len(mapped) != arity:
+            return f"`in_axes` has {len(mapped)} entries for {arity} parameters"
+        if not any(mapped):
+            return "`in_axes` maps no argument"
+    static: Tuple[int, ...] = ()
+    if "static_broadcasted_argnums" in options:
+        found = int_tuple(options["static_broadcasted_argnums"])
+        if found is None:
+            return "`static_broadcasted_argnums` is not a literal of non-negative ints"
+        static = found
+        if arity is None:
+            return "static arguments, and the number of the function's parameters is not visible"
+        if any(i >= arity for i in static) or (mapped is not None and any(mapped[i] for i in static)):
+            return "a static argument that is also mapped, or past the parameters"
+    donate = options.get("donate_argnums")
+    if donate is not None and int_tuple(donate) is None:
+        return "`donate_argnums` is not a literal of non-negative ints"
+    if mapped is None and static and arity is not None:
+        mapped = [i not in static for i in range(arity)]
+    devices = options.get("devices")
+    return Mapping(axis=ctx.text(axis) if axis is not None else '"i"', mapped=mapped, static=static,
+                   static_text=ctx.text(options["static_broadcasted_argnums"]) if static else None,
+                   donate_text=ctx.text(donate) if donate is not None else None,
+                   devices_text=ctx.text(devices) if devices is not None and not (
+                       isinstance(devices, ast.Constant) and devices.value is None) else None)

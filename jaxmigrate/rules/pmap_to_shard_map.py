@@ -1,0 +1,441 @@
+"""JM706: ``jax.pmap`` → ``jax.jit`` of ``jax.shard_map`` over a one-axis mesh, the device axis kept."""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from typing import Iterator, List, Optional, Set, Tuple, Union
+
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import importer
+from jaxmigrate.analysis.values import binding_scope, own_nodes, reaching_binding
+from jaxmigrate.catalog.api_history import exists
+from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
+from jaxmigrate.patterns.gda import is_multi_process
+from jaxmigrate.patterns.pmap_uses import PMAP, Function, Mapping, PmapUse, mapping, pmap_uses
+from jaxmigrate.rules.base import Example, Rule, snippet
+
+SINCE = "0.8.0"  # pmap is in maintenance mode, reimplemented on jit and shard_map
+MESSAGE = ("`jax.pmap` is in maintenance mode since JAX 0.8.0, where it runs as `jax.jit` of `jax.shard_map` (and "
+           "JAX 0.10.0 removed its helpers and shardings)")
+STABLE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign)
+
+
+class PmapToShardMap(Rule):
+    """
+    ## What it does
+    Rewrites `jax.pmap` as `jax.jit` of `jax.shard_map` over a one-axis mesh of the devices, the
+    axis named as pmap's `axis_name`, keeping pmap's view on both sides: each mapped argument
+    arrives with its leading (device) axis, split one slice per device; the function sees the
+    slice without it (`jax.tree.map(lambda a: a[0], x)`) and each output gets it back
+    (`jax.tree.map(lambda o: jnp.expand_dims(o, 0), out)`). Callers that index `[0]`,
+    unreplicate, `device_get` or feed the outputs back keep working, and collectives on the axis
+    name (`psum`, `pmean`, `all_gather`, `ppermute`, `axis_index`) mean what they meant.
+
+    - A decorated `def` (`@jax.pmap`, `@functools.partial(jax.pmap, ...)`) gets `@jax.jit` and
+      `@functools.partial(jax.shard_map, mesh=..., in_specs=..., out_specs=P(axis))`, a first
+      line that takes the slices of its mapped parameters, and each of its `return`s the axis
+      back. With `static_broadcasted_argnums`, the `jax.jit` takes them as `static_argnums` and
+      the body moves into a function of the dynamic parameters that it maps (a static value
+      cannot pass through `shard_map`).
+    - A call `jax.pmap(f, ...)` becomes `jax.jit(jax.shard_map(lambda *args: ..., ...))` around
+      `f`, which is left as it is.
+    - `in_axes` of 0 and None become `P(axis)` and `P()` (an unmapped argument is passed whole,
+      as pmap broadcast it), `donate_argnums` goes to `jax.jit`, `devices=` gives the mesh its
+      devices, in that order (default: `jax.devices()`).
+    - `check_vma=False`, as JAX's own pmap on `shard_map` has it: the gradient of an unmapped
+      argument stays per device (checking would sum it over the devices, 8x on 8 devices).
+    - In a module where a pmap names its `devices=`, each `jax.jit` gets `in_shardings` of its
+      mesh: pmap resharded an input placed on the same devices in another order, and `jax.jit`
+      does so only when told (else it raises "incompatible devices").
+
+    Applied for targets from 0.8.0 on. Reported, with what to write: `in_axes` other than 0 or
+    None, `out_axes` other than 0 (`out_axes=None`: `out_specs=P()` and no device axis),
+    `axis_size`, `backend`, `global_arg_shapes`, options given with `*`/`**`, a nested pmap (it no
+    longer runs), pmap in a module written for several processes (pmap mapped this process's
+    devices over its own data; the rewrite takes global arrays), a function that is a generator,
+    has other decorators, `*args`/`**kwargs` or keyword-only parameters, a static parameter its
+    body assigns, a mapped function that is not a name bound once or a lambda, and pmap used as a
+    value.
+
+    The fix is unsafe: the outputs are `jax.Array`s sharded over a mesh of all the devices
+    given (pmap used as many of its devices as the leading axis had: a call whose leading axis
+    is not the device count now raises), the function is a jitted one (its `.lower()` and its
+    compilation cache are jit's), and a value pmap replicated per device is now one value.
+
+    A plain `jax.jit` over global arrays is simpler still, and not what this rewrite does: it is
+    not the same program where the code relies on per-device values (a PRNG key per device, or
+    `fold_in(key, axis_index(...))`; `pmean` of per-device means where per-device batches differ
+    in size or masks; an input pipeline that stacks one batch per device).
+
+    ## Why is this bad?
+    JAX put `jax.pmap` in maintenance mode in 0.8.0 and reimplemented it on `jax.jit` and
+    `jax.shard_map` (JAX's `docs/migrate_pmap.md`), and removed `jax.device_put_replicated`,
+    `jax.device_put_sharded` and `PmapSharding` in 0.10.0; new code is meant to use
+    `jax.shard_map` directly.
+    """
+
+    code = "JM706"
+    name = "pmap-to-shard-map"
+    summary = "`jax.pmap` → `jax.jit` of `jax.shard_map` over a one-axis mesh, keeping the device axis"
+    fix_safety = "unsafe"
+    unsafe_note = ("the outputs are sharded over a mesh of all the devices given, so a leading axis other than the "
+                   "device count raises, and the function is a jitted one")
+    triggers = (b"pmap",)
+    deprecated_in = SINCE
+    replacement_since = "0.6.1"  # jax.shard_map
+    history_names = ("jax.pmap",)
+    examples = (
+        Example(
+            snippet("""
+                import functools
+
+                import jax
+
+
+                @functools.partial(jax.pmap, axis_name="batch")
+                def step(w, x):
+                    g = jax.grad(lambda w: (x @ w).sum())(w)
+                    return w - 0.1 * jax.lax.pmean(g, "batch")
+            """),
+            snippet("""
+                import functools
+
+                import jax
+                import jax.numpy as jnp
+
+
+                @jax.jit
+                @functools.partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("batch",)), in_specs=jax.sharding.PartitionSpec("batch"), out_specs=jax.sharding.PartitionSpec("batch"), check_vma=False)
+                def step(w, x):
+                    w, x = jax.tree.map(lambda a: a[0], (w, x))
+                    g = jax.grad(lambda w: (x @ w).sum())(w)
+                    return jax.tree.map(lambda o: jnp.expand_dims(o, 0), w - 0.1 * jax.lax.pmean(g, "batch"))
+            """),  # noqa: E501 - the fixer's output, verbatim
+            unsafe=True,
+            title="a decorated training step",
+        ),
+        Example(
+            snippet("""
+                import jax
+                import jax.numpy as jnp
+
+                total = jax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i")(jnp.arange(8.0))
+            """),
+            snippet("""
+                import jax
+                import jax.numpy as jnp
+
+                total = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda x: jax.lax.psum(x, "i"))(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(jnp.arange(8.0))
+            """),  # noqa: E501 - the fixer's output, verbatim
+            unsafe=True,
+            title="a call on a lambda",
+        ),
+        Example(
+            snippet("""
+                import jax
+
+                def mean_over(x):
+                    return jax.pmap(lambda v: v.mean(), out_axes=None)(x)
+            """),
+            flagged=True,
+            title="`out_axes=None` is reported",
+        ),
+        Example(
+            snippet("""
+                import jax
+
+                f = jax.pmap(lambda x: x * 2)
+            """),
+            target="0.7.2",
+            title="before 0.8.0 pmap is not in maintenance mode",
+        ),
+    )
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        if not ctx.target_at_least(SINCE) or not exists("jax.shard_map", ctx.target):
+            return
+        uses = list(pmap_uses(ctx))
+        if not uses:
+            return
+        mapped = _mapped_functions(ctx, uses)
+        multi = is_multi_process(ctx)
+        reorders = any("devices" in use.options for use in uses)  # meshes of other device orders
+        for use in uses:
+            why = use.why or _nested(ctx, use, mapped)
+            if why is None and multi:
+                why = ("the module is written for several processes: pmap mapped this process's devices over this "
+                       "process's data, where `jax.jit(jax.shard_map(...))` takes global arrays (convert them with "
+                       "`multihost_utils.host_local_array_to_global_array`)")
+            fix: Union[Fix, str] = why if why is not None else _Rewrite(ctx, use, reorders).fix()
+            if isinstance(fix, str):
+                yield self.finding(ctx, use.reference, f"{MESSAGE}; not rewritten: {fix}")
+            else:
+                yield self.finding(ctx, use.reference, f"{MESSAGE}: rewritten as `jax.jit` of `jax.shard_map`, the "
+                                   "device axis kept", fix, replacement="jax.shard_map")
+
+
+def _definition_of(ctx: FileContext, fun: Optional[ast.expr]) -> Optional[ast.AST]:
+    """The def (or lambda) a mapped function names."""
+    if isinstance(fun, ast.Lambda):
+        return fun
+    if isinstance(fun, ast.Name):
+        bound = reaching_binding(ctx, fun.id, fun)
+        if isinstance(bound, (ast.FunctionDef, ast.AsyncFunctionDef)) and bound.name == fun.id:
+            return bound
+    return None
+
+
+def _mapped_functions(ctx: FileContext, uses: List[PmapUse]) -> Set[int]:
+    found = set()
+    for use in uses:
+        target = use.definition if use.definition is not None else _definition_of(ctx, use.function)
+        if target is not None:
+            found.add(id(target))
+    return found
+
+
+def _nested(ctx: FileContext, use: PmapUse, mapped: Set[int]) -> Optional[str]:
+    """Why ``use`` is a nested pmap: it stands in a mapped function, or maps one that maps."""
+    node = ctx.parent(use.node)
+    while node is not None:
+        if id(node) in mapped and node is not use.definition:
+            return ("a pmap inside a mapped function: nested pmap no longer runs (write one `jax.shard_map` over a mesh "
+                    "of two axes)")
+        node = ctx.parent(node)
+    body = use.definition if use.definition is not None else _definition_of(ctx, use.function)
+    if body is not None and any(ctx.qualname(n) in PMAP for n in ast.walk(body) if isinstance(n, (ast.Name, ast.Attribute))
+                                and n is not use.reference):
+        return "the mapped function maps again: nested pmap no longer runs (write one `jax.shard_map` over a mesh of two axes)"
+    return None
+
+
+def _plain_parameters(fn: Union[Function, ast.Lambda]) -> Union[List[str], str]:
+    args = fn.args
+    if args.vararg or args.kwarg or args.kwonlyargs:
+        return "the function takes `*args`, `**kwargs` or keyword-only parameters"
+    return [a.arg for a in (*args.posonlyargs, *args.args)]
+
+
+class _Rewrite:
+    """The fix of one use, or why there is none."""
+
+    def __init__(self, ctx: FileContext, use: PmapUse, reorders: bool) -> None:
+        self.ctx, self.use, self.reorders = ctx, use, reorders
+        self.imports: Tuple[ImportRef, ...] = ()
+
+    def ref(self, qualname: str) -> str:
+        text, imports = importer(self.ctx).reference(qualname, at=self.use.node, dotted=True)
+        self.imports += imports
+        return text
+
+    def fix(self) -> Union[Fix, str]:
+        use = self.use
+        if use.kind == "decorator":
+            assert use.definition is not None
+            return self._decorated(use.definition)
+        return self._call()
+
+    # pieces -------------------------------------------------------------------------------------
+    def _mesh(self, plan: Mapping) -> str:
+        devices = plan.devices_text or f"{self.ref('jax.devices')}()"
+        return f"{self.ref('jax.sharding.Mesh')}({devices}, ({plan.axis},))"
+
+    def _specs(self, plan: Mapping, positions: Optional[List[int]]) -> str:
+        p = self.ref("jax.sharding.PartitionSpec")
+        if plan.mapped is None or positions is None or all(plan.mapped[i] for i in positions):
+            return f"{p}({plan.axis})"
+        specs = [f"{p}({plan.axis})" if plan.mapped[i] else f"{p}()" for i in positions]
+        return f"({', '.join(specs)}{',' if len(specs) == 1 else ''})"
+
+    def _shard_map_options(self, plan: Mapping, positions: Optional[List[int]]) -> str:
+        """``check_vma=False``, as JAX's own pmap on shard_map has it: the gradient of an unmapped
+        (``P()``) argument stays per device, where checking would sum it over the devices."""
+        p = self.ref("jax.sharding.PartitionSpec")
+        return (f"mesh={self._mesh(plan)}, in_specs={self._specs(plan, positions)}, out_specs={p}({plan.axis}), "
+                "check_vma=False")
+
+    def jnp(self) -> str:
+        text, imports = importer(self.ctx).module_reference("jax.numpy", "jnp", self.use.node)
+        self.imports += imports
+        return text
+
+    def _unmap(self, text: str) -> str:
+        return f"{self.ref('jax.tree.map')}(lambda a: a[0], {text})"
+
+    def _remap(self, text: str) -> str:
+        return f"{self.ref('jax.tree.map')}(lambda o: {self.jnp()}.expand_dims(o, 0), {text})"
+
+    def _jit_options(self, plan: Mapping, positions: Optional[List[int]] = None) -> str:
+        out = f", static_argnums={plan.static_text}" if plan.static_text else ""
+        out += f", donate_argnums={plan.donate_text}" if plan.donate_text else ""
+        if self.reorders:  # pmap resharded inputs placed on its devices in another order; jit does so when told
+            named, p, mesh = self.ref("jax.sharding.NamedSharding"), self.ref("jax.sharding.PartitionSpec"), self._mesh(plan)
+            if plan.mapped is None or positions is None or all(plan.mapped[i] for i in positions):
+                out += f", in_shardings={named}({mesh}, {p}({plan.axis}))"
+            else:
+                each = [f"{named}({mesh}, {p}({plan.axis if plan.mapped[i] else ''}))" for i in positions]
+                out += f", in_shardings=({', '.join(each)}{',' if len(each) == 1 else ''})"
+        return out
+
+    # a call on a function ---------------------------------------------------------------------
+    def _call(self) -> Union[Fix, str]:
+        ctx, use = self.ctx, self.use
+        fun = use.function
+        assert fun is not None
+        why = self._stable(fun)
+        if why is not None:
+            return why
+        definition = _definition_of(ctx, fun)
+        params = _plain_parameters(definition) if definition is not None else None  # type: ignore[arg-type]  # a def or lambda
+        if isinstance(params, str):
+            params = None
+        in_axes = use.options.get("in_axes")
+        arity = len(in_axes.elts) if isinstance(in_axes, (ast.Tuple, ast.List)) else (len(params) if params is not None else None)
+        plan = mapping(ctx, use, arity)
+        if isinstance(plan, str):
+            return plan
+        function = f"({ctx.text(fun)})" if isinstance(fun, ast.Lambda) else ctx.text(fun)
+        jit, shard_map = self.ref("jax.jit"), self.ref("jax.shard_map")
+        if plan.mapped is None:
+            called = f"{function}(*{self._unmap('args')})"
+            body = f"lambda *args: {self._remap(called)}"
+            text = f"{jit}({shard_map}({body}, {self._shard_map_options(plan, None)}){self._jit_options(plan, None)})"
+        else:
+            names = [f"a{i}" for i in range(len(plan.mapped))]
+            dynamic = [i for i in range(len(names)) if i not in plan.static]
+            passed = ", ".join(self._unmap(n) if plan.mapped[i] else n for i, n in enumerate(names))
+            called = f"{function}({passed})"
+            inner = f"lambda {', '.join(names[i] for i in dynamic)}: {self._remap(called)}"
+            mapped = f"{shard_map}({inner}, {self._shard_map_options(plan, dynamic)})"
+            if plan.static:
+                mapped = f"lambda {', '.join(names)}: {mapped}({', '.join(names[i] for i in dynamic)})"
+            text = f"{jit}({mapped}{self._jit_options(plan, dynamic)})"
+        return Fix("unsafe", edits=(ctx.replace(use.node, text),), add_imports=tuple(dict.fromkeys(self.imports)))
+
+    def _stable(self, fun: ast.expr) -> Optional[str]:
+        """Why the function the call maps may not be named inside a lambda that runs later."""
+        if isinstance(fun, ast.Lambda):
+            return None
+        root = fun
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return "the mapped function is an expression: name it first (it would run at each trace)"
+        bound = reaching_binding(self.ctx, root.id, root)
+        scope = binding_scope(self.ctx, root)
+        if bound is not None and not isinstance(bound, STABLE) or scope is not None and len(
+                scope.bindings.get(root.id, [])) > 1:
+            return f"`{root.id}` is bound more than once, and the rewrite reads it when the function runs"
+        return None
+
+    # a decorated def ---------------------------------------------------------------------------
+    def _decorated(self, fn: Function) -> Union[Fix, str]:
+        ctx = self.ctx
+        params = _plain_parameters(fn)
+        if isinstance(params, str):
+            return params
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(fn)):
+            return "the function is a generator"
+        plan = mapping(ctx, self.use, len(params))
+        if isinstance(plan, str):
+            return plan
+        if plan.static and fn.args.defaults:
+            return "static arguments and parameters with defaults"
+        body = fn.body[1:] if _docstring(fn) else fn.body
+        if body and body[0].lineno == fn.lineno:
+            return "the body is on the line of the `def`"
+        assigned = {n.id for n in own_nodes(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+        static_names = {params[i] for i in plan.static}
+        if static_names & assigned:
+            return f"the body assigns the static parameter `{sorted(static_names & assigned)[0]}`"
+        positions = [i for i in range(len(params)) if i not in plan.static]
+        mapped = [params[i] for i in positions if plan.mapped is None or plan.mapped[i]]
+        unmap = ""
+        if mapped and body:
+            target = ", ".join(mapped)
+            value = mapped[0] if len(mapped) == 1 else f"({target})"
+            unmap = f"{target} = {self._unmap(value)}"
+        returns = [n for n in own_nodes(fn) if isinstance(n, ast.Return) and n.value is not None]
+        wraps = [Edit(*ctx.span(r.value), self._remap(_one_argument(ctx, r.value))) for r in returns]  # type: ignore[arg-type]  # has a value
+        partial, jit, shard_map = self.ref("functools.partial"), self.ref("jax.jit"), self.ref("jax.shard_map")
+        decorator = self.use.node
+        indent = ctx.line_text(fn.lineno)[:fn.col_offset]
+        shard = f"@{partial}({shard_map}, {self._shard_map_options(plan, positions)})"
+        if not plan.static:
+            options = self._jit_options(plan, positions)
+            jitted = f"{partial}({jit}{options})" if options else jit
+            edits = [ctx.replace(decorator, f"{jitted}\n{indent}{shard}"), *wraps]
+            if unmap:
+                line, column = _first(body[0])
+                start = ctx.offset(line, column)
+                nested = isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                gap = "\n" if nested else ""  # a blank line before a nested definition (E306)
+                edits.append(Edit(start, start, f"{unmap}\n{gap}{ctx.line_text(line)[:column]}"))
+            return Fix("unsafe", edits=tuple(sorted(edits, key=lambda e: e.start)),
+                       add_imports=tuple(dict.fromkeys(self.imports)))
+        return self._nest(fn, body, plan, params, positions, unmap, wraps, shard)
+
+    def _nest(self, fn: Function, body: List[ast.stmt], plan: Mapping, params: List[str], positions: List[int],
+              unmap: str, wraps: List[Edit], shard: str) -> Union[Fix, str]:
+        """Static arguments: the body moves into a function of the dynamic parameters, which it maps."""
+        ctx = self.ctx
+        if not body:
+            return "the function has no body to map"
+        start = ctx.line_start(_first(body[0])[0])
+        end = ctx.line_start(fn.end_lineno or fn.lineno) + len(ctx.line_text(fn.end_lineno or fn.lineno))
+        region = ctx.source[start:end]
+        if _multiline_strings(region):
+            return "the body holds a string of several lines, which moving it one level in would change"
+        inner_edits = [Edit(e.start - start, e.end - start, e.text) for e in wraps]
+        for edit in sorted(inner_edits, key=lambda e: e.start, reverse=True):
+            region = region[:edit.start] + edit.text + region[edit.end:]
+        outer = ctx.line_text(body[0].lineno)[:body[0].col_offset]
+        unit = outer[len(ctx.line_text(fn.lineno)[:fn.col_offset]):] or "    "
+        names = set(params) | {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+        inner = next(n for n in ("per_device", "per_device_", "per_device__", "per_device_fn") if n not in names)
+        dynamic = ", ".join(params[i] for i in positions)
+        nl = "\r\n" if "\r\n" in region else "\n"
+        lines = region.splitlines(keepends=True)
+        moved = "".join(unit + line if line.strip() else line for line in lines)
+        nested = isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        text = (f"{outer}{shard}{nl}{outer}def {inner}({dynamic}):{nl}"
+                + (f"{outer}{unit}{unmap}{nl}" + (nl if nested else "") if unmap else "") + moved
+                + ("" if moved.endswith(("\n", "\r")) else nl) + f"{outer}return {inner}({dynamic}){nl}")
+        if not region.endswith(("\n", "\r")):
+            text = text[:-len(nl)]
+        jitted = f"{self.ref('functools.partial')}({self.ref('jax.jit')}{self._jit_options(plan, positions)})"
+        edits = (ctx.replace(self.use.node, jitted), Edit(start, end, text))
+        return Fix("unsafe", edits=edits, add_imports=tuple(dict.fromkeys(self.imports)))
+
+
+def _one_argument(ctx: FileContext, value: ast.expr) -> str:
+    """``value``'s text as one argument of a call: ``return a, b`` gives ``(a, b)``."""
+    text = ctx.text(value)
+    if isinstance(value, ast.Tuple) and value.elts and ctx.span(value.elts[0])[0] == ctx.span(value)[0]:
+        return f"({text})"
+    return text
+
+
+def _first(stmt: ast.stmt) -> Tuple[int, int]:
+    """The line and column where a statement starts: a decorated definition at its first
+    decorator's ``@`` (one left of the decorator)."""
+    decorators = getattr(stmt, "decorator_list", None)
+    if decorators:
+        first = min(decorators, key=lambda d: (d.lineno, d.col_offset))
+        return first.lineno, first.col_offset - 1
+    return stmt.lineno, stmt.col_offset
+
+
+def _docstring(fn: Function) -> bool:
+    first = fn.body[0]
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+
+
+def _multiline_strings(text: str) -> bool:
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return True
+    return any(t.type == tokenize.STRING and t.start[0] != t.end[0] for t in tokens)
