@@ -1,0 +1,41 @@
+"""The pmap-era programs (programs/pmap_*; see programs/README.md) against hand migrations.
+
+``tests/test_programs.py`` judges each program's migration by ``fix``; here a hand migration of JAX
+101's data-parallel training loop that makes the classic mistake, kept beside the program as
+``hand_scaled_after.py``: the parameters passed once, replicated as ``P()``, into a jit of
+shard_map that keeps ``jax.lax.pmean`` of the gradients. Inside shard_map the gradient of a
+replicated value is already summed over the devices, so each step moves the parameters 8 times too
+far, and the verifier must say so at the update step's first call, naming it and its line. Nothing
+here depends on the rules: the pair is written by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigrate[verify]"')
+
+from jaxmigrate.verify.report import render_text  # noqa: E402
+from jaxmigrate.verify.runner import verify_files  # noqa: E402
+
+LOOP = Path(__file__).resolve().parent.parent / "programs" / "pmap_training_loop"
+
+
+def _line(path: Path, text: str) -> int:
+    """The 1-based line of ``path`` holding ``text`` (the first)."""
+    return next(i for i, line in enumerate(path.read_text().splitlines(), start=1) if text in line)
+
+
+def test_the_training_loop_migrated_with_replicated_params_scales_the_gradient():
+    before, after = LOOP / "before.py", LOOP / "hand_scaled_after.py"
+    verdict = verify_files(str(before), str(after), timeout=120)
+    shown = render_text(verdict)
+    assert verdict.status == "divergent", shown
+    # the step's new parameters differ from its first call on; the step's loss (taken before the
+    # update) is the same, and the calls pair one for one
+    assert "first: call #1 (process 0): [0] [0] values differs" in shown, shown
+    site = (f"call of `update` at before.py:{_line(before, 'loss = update(replicated_params, x_split')} (before) | "
+            f"hand_scaled_after.py:{_line(after, 'loss = update(params, x_split')} (after)")
+    assert site in shown, shown
+    assert "compiled calls (process 0): number differs" not in shown, shown
