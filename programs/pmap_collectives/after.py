@@ -1,0 +1,96 @@
+"""The Pmap Cookbook's collectives (JAX 0.3/0.4, cloud_tpu_colabs/Pmap_Cookbook.ipynb): `pmap` of a
+lambda and of a module function called as `pmap(f, axis_name='i')(x)`, random matrices made per
+device from mapped keys, normalization with `psum` (a lambda and a `partial` decorator), `pmean`,
+`pmax`, `psum(1, ...)` for the device count, `all_gather`, `axis_index`, a `ppermute` ring, and the
+cookbook's 1-D cellular automaton whose board slices trade edges with their neighbours through
+`ppermute`. One process, 8 CPU devices."""
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax, pmap, random
+
+device_count = jax.device_count()
+
+squares = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda x: x ** 2)(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(jnp.arange(8))
+print(squares / 2)
+added = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), jnp.add(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(jnp.arange(8.0), 2 * jnp.arange(8.0))
+
+keys = random.split(random.PRNGKey(0), 8)
+mats = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda key: random.normal(key, (5, 6)))(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(keys)
+products = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda m: jnp.dot(m, m.T))(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(mats)
+means = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), jnp.mean(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(products)
+print(mats.shape, products.shape, means)
+
+normalize = lambda x: x / lax.psum(x, axis_name="i")  # noqa: E731
+normalized = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), normalize(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(jnp.arange(8.0))
+
+
+@jax.jit
+@partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)
+def normalize_decorated(x):
+    x = jax.tree.map(lambda a: a[0], x)
+    return jax.tree.map(lambda o: jnp.expand_dims(o, 0), x / lax.psum(x, "i"))
+
+
+print(normalized, normalize_decorated(jnp.arange(8.0)))
+
+
+def statistics(x):
+    """Collectives of this device's row: the mean, max, device count, index and every row."""
+    return {
+        "mean": lax.pmean(x, "i"),
+        "max": lax.pmax(x.max(), "i"),
+        "count": lax.psum(1, "i"),
+        "index": lax.axis_index("i"),
+        "gathered": lax.all_gather(x, "i"),
+    }
+
+
+stats = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), statistics(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(np.arange(8 * 2, dtype=np.float32).reshape(8, 2))
+print(stats["mean"][0], stats["max"], stats["count"], stats["index"], stats["gathered"].shape)
+
+
+def send_right(x, axis_name):
+    right_perm = [(i, (i + 1) % device_count) for i in range(device_count)]
+    return lax.ppermute(x, perm=right_perm, axis_name=axis_name)
+
+
+def send_left(x, axis_name):
+    left_perm = [((i + 1) % device_count, i) for i in range(device_count)]
+    return lax.ppermute(x, perm=left_perm, axis_name=axis_name)
+
+
+ring = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda x: send_right(x, "i"))(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(np.arange(8))
+print(ring)
+
+
+def update_board(board):
+    left = board[:-2]
+    right = board[2:]
+    center = board[1:-1]
+    return lax.bitwise_xor(left, lax.bitwise_or(center, right))
+
+
+@jax.jit
+@partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)
+def step(board_slice):
+    board_slice = jax.tree.map(lambda a: a[0], board_slice)
+    left, right = board_slice[:1], board_slice[-1:]
+    right, left = send_left(left, "i"), send_right(right, "i")
+    enlarged_board_slice = jnp.concatenate([left, board_slice, right])
+    return jax.tree.map(lambda o: jnp.expand_dims(o, 0), update_board(enlarged_board_slice))
+
+
+def print_board(board):
+    print("".join("*" if x else " " for x in np.asarray(board).ravel()))
+
+
+board = np.zeros(40, dtype=bool)
+board[board.shape[0] // 2] = True
+reshaped_board = board.reshape((device_count, -1))
+print_board(reshaped_board)
+for _ in range(12):
+    reshaped_board = step(reshaped_board)
+    print_board(reshaped_board)

@@ -1,0 +1,31 @@
+"""pmap on a list of devices given by the program (JAX 0.3/0.4, `devices=`): every device, in an
+order chosen by the program (reversed, and interleaved), so the i-th row of the result lives on the
+i-th device of the list; the output of one such pmap fed to another. One process, 8 CPU devices."""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+reversed_devices = jax.devices()[::-1]
+interleaved = jax.devices()[::2] + jax.devices()[1::2]
+
+
+def where_am_i(x):
+    return x * 10 + jax.lax.axis_index("d")
+
+
+x = np.arange(8, dtype=np.float32)
+on_reversed = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), where_am_i(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(reversed_devices, ("d",)), in_specs=jax.sharding.PartitionSpec("d"), out_specs=jax.sharding.PartitionSpec("d"), check_vma=False), in_shardings=jax.sharding.NamedSharding(jax.sharding.Mesh(reversed_devices, ("d",)), jax.sharding.PartitionSpec("d")))(x)
+print([shard.device.id for shard in on_reversed.addressable_shards], on_reversed)
+
+
+@functools.partial(jax.jit, in_shardings=jax.sharding.NamedSharding(jax.sharding.Mesh(interleaved, ("d",)), jax.sharding.PartitionSpec("d")))
+@functools.partial(jax.shard_map, mesh=jax.sharding.Mesh(interleaved, ("d",)), in_specs=jax.sharding.PartitionSpec("d"), out_specs=jax.sharding.PartitionSpec("d"), check_vma=False)
+def centred(x):
+    x = jax.tree.map(lambda a: a[0], x)
+    return jax.tree.map(lambda o: jnp.expand_dims(o, 0), x - jax.lax.pmean(x, "d"))
+
+
+out = centred(on_reversed)
+print([shard.device.id for shard in out.addressable_shards], out)

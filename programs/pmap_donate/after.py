@@ -1,0 +1,35 @@
+"""pmap donating its inputs (JAX 0.3/0.4, `donate_argnums`): a per-device state updated in place
+step after step by a `functools.partial(jax.pmap, ..., donate_argnums=(0,))` step, the old state
+deleted after each call (reading it raises), and a call form `jax.pmap(f, donate_argnums=0)`
+that donates a buffer it returns updated. One process, 8 CPU devices."""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+@functools.partial(jax.jit, donate_argnums=(0,))
+@functools.partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)
+def step(state, x):
+    """The state moved towards the mean of the inputs over the devices."""
+    state, x = jax.tree.map(lambda a: a[0], (state, x))
+    return jax.tree.map(lambda o: jnp.expand_dims(o, 0), state + 0.5 * (jax.lax.pmean(x, "i") - state))
+
+
+n = jax.local_device_count()
+x = np.arange(n * 4, dtype=np.float32).reshape(n, 4)
+state = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), jnp.zeros_like(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(x)
+for _ in range(3):
+    old = state
+    state = step(state, x)
+    assert old.is_deleted()
+    try:
+        np.asarray(old)
+    except RuntimeError as error:
+        print("donated:", str(error).splitlines()[0][:40])
+print(state[0])
+
+counts = jax.device_put(jax.tree.map(lambda *s: jnp.stack(s), *[np.zeros(2, np.int32)] * n), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.local_devices()), ("x",)), jax.sharding.PartitionSpec("x")))
+bumped = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda c: c + jnp.arange(2, dtype=np.int32))(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False), donate_argnums=0)(counts)
+print(counts.is_deleted(), bumped.sum())

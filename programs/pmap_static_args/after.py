@@ -1,0 +1,41 @@
+"""pmap with static arguments (JAX 0.3/0.4, `static_broadcasted_argnums`): a Python int and a
+string, broadcast to every device and fixed at compile time, in the call form
+`jax.pmap(f, static_broadcasted_argnums=(1,))(x, 3)` and in a `functools.partial` decorator, each
+called with two different static values (two compilations). One process, 8 CPU devices."""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def power(x, n):
+    """x to the n-th power by repeated multiplication: n must be a Python int."""
+    out = jnp.ones_like(x)
+    for _ in range(n):
+        out = out * x
+    return out
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def normalize(x, how, eps):
+    """This device's row scaled by the total over the devices, the norm chosen by `how`."""
+    @functools.partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)
+    def per_device(x):
+        x = jax.tree.map(lambda a: a[0], x)
+        if how == "l1":
+            total = jax.lax.psum(jnp.abs(x).sum(), "i")
+        else:
+            total = jnp.sqrt(jax.lax.psum((x * x).sum(), "i"))
+        return jax.tree.map(lambda o: jnp.expand_dims(o, 0), x / (total + eps))
+    return per_device(x)
+
+
+x = np.arange(8 * 3, dtype=np.float32).reshape(8, 3) / 10
+cubes = jax.jit(lambda a0, a1: jax.shard_map(lambda a0: jax.tree.map(lambda o: jnp.expand_dims(o, 0), power(jax.tree.map(lambda a: a[0], a0), a1)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)(a0), static_argnums=(1,))(x, 3)
+squares = jax.jit(lambda a0, a1: jax.shard_map(lambda a0: jax.tree.map(lambda o: jnp.expand_dims(o, 0), power(jax.tree.map(lambda a: a[0], a0), a1)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)(a0), static_argnums=1)(x, 2)
+print(cubes[1], squares[1])
+
+l1 = normalize(x, "l1", 1e-6)
+l2 = normalize(x, "l2", 0.5)
+print(float(jnp.abs(l1).sum()), l2[0])
