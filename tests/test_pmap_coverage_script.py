@@ -104,3 +104,17 @@ def test_migrated_reported_and_silent(tmp_path, capsys):
     assert "silent: placement.py:14: jax.pmap" in capsys.readouterr().out
     assert (kept / "tree" / "placement.py").read_text().splitlines()[13] == "step = pmap(lambda x: x * 2)"
     assert (tree / "placement.py").read_text() == PLACEMENT  # the tree itself is not fixed
+
+
+def test_a_file_jaxmigrate_cannot_parse_is_set_apart(tmp_path, capsys):
+    # jaxmigrate exits 2 on it (JM000) and still fixes the rest
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "broken.py").write_text("from jax import pmap\nstep = pmap(\n")
+    (tree / "placement.py").write_text(PLACEMENT)
+    out = tmp_path / "counts.json"
+    assert pmap_coverage.main([str(tree), "--select", "JM704", "--json", str(out)]) == 1
+    result = json.loads(out.read_text())[str(tree)]
+    assert result["original_unparsable"] == ["broken.py"]
+    assert result["counts"]["jax.device_put_sharded"]["migrated"] == 1
+    assert "1 original file(s) do not parse, not counted: broken.py" in capsys.readouterr().out
