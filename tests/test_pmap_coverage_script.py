@@ -110,7 +110,7 @@ def test_a_file_jaxmigrate_cannot_parse_is_set_apart(tmp_path, capsys):
     # jaxmigrate exits 2 on it (JM000) and still fixes the rest
     tree = tmp_path / "tree"
     tree.mkdir()
-    (tree / "broken.py").write_text("from jax import pmap\nstep = pmap(\n")
+    (tree / "broken.py").write_text("import jax\nrows = jax.device_put_sharded(\n")  # parsed: a trigger word
     (tree / "placement.py").write_text(PLACEMENT)
     out = tmp_path / "counts.json"
     assert pmap_coverage.main([str(tree), "--select", "JM704", "--json", str(out)]) == 1
