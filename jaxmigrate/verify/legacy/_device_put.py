@@ -5,7 +5,9 @@ of equally shaped pytrees along a new leading axis and put slice ``i`` on ``devi
 ``device_put_replicated(x, devices)`` did the same with ``len(devices)`` copies of ``x``. The
 placement (one leading-axis slice per device, in the order given) is what is kept here; the
 pmap-specific ``PmapSharding`` is gone from the installed JAX, so the arrays carry a
-``NamedSharding`` over a one-axis mesh of those devices.
+``NamedSharding`` over a one-axis mesh of those devices. Each leaf goes to its device through
+``jax.device_put``, as in 0.4.x, so a Python scalar gives a weakly typed array (``0.5`` a weak
+float32, which ``* bfloat16`` keeps bfloat16) and a typed PRNG key array stays one.
 """
 
 from __future__ import annotations
@@ -22,9 +24,13 @@ def _stacked_on(devices: Sequence[Any], leaves: Sequence[Any]):
     if len(leaves) != len(devices):
         raise ValueError(f"len(shards) = {len(leaves)} must equal len(devices) = {len(devices)}.")
     sharding = NamedSharding(Mesh(np.array(list(devices)), ("_legacy_pmap",)), PartitionSpec("_legacy_pmap"))
-    first = np.asarray(leaves[0])
-    pieces = [jax.device_put(np.asarray(leaf)[None], device) for leaf, device in zip(leaves, devices)]
-    return jax.make_array_from_single_device_arrays((len(devices),) + first.shape, sharding, pieces)
+    pieces = [jax.device_put(leaf, device)[None] for leaf, device in zip(leaves, devices)]
+    out = jax.make_array_from_single_device_arrays((len(devices),) + pieces[0].shape[1:], sharding, pieces)
+    if getattr(pieces[0], "weak_type", False):  # make_array_from_single_device_arrays drops it
+        from jax._src.lax.lax import _convert_element_type
+
+        out = _convert_element_type(out, weak_type=True)
+    return out
 
 
 def device_put_sharded(shards: Sequence[Any], devices: Sequence[Any]):
