@@ -30,6 +30,6 @@ for _ in range(3):
         print("donated:", str(error).splitlines()[0][:40])
 print(state[0])
 
-counts = jax.device_put(jax.tree.map(lambda *s: jnp.stack(s), *[np.zeros(2, np.int32)] * n), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.local_devices()), ("x",)), jax.sharding.PartitionSpec("x")))
+counts = jax.device_put(jax.tree.map(lambda *s: (np if isinstance(s[0], np.ndarray) else jnp).stack(s), *[np.zeros(2, np.int32)] * n), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.local_devices()), ("x",)), jax.sharding.PartitionSpec("x")))
 bumped = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda c: c + jnp.arange(2, dtype=np.int32))(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False), donate_argnums=0)(counts)
 print(counts.is_deleted(), bumped.sum())

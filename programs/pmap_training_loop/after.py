@@ -63,7 +63,7 @@ ys = (2 * xs - 1 + 0.5 * rng.normal(size=(128, 1))).astype(np.float32)
 n_devices = jax.local_device_count()
 params = init(jax.random.PRNGKey(123))
 replicated_params = jax.tree.map(lambda x: jnp.array([x] * n_devices), params)
-also_replicated = jax.device_put(jax.tree.map(lambda v: jnp.stack([v] * len(jax.local_devices())), params), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.local_devices()), ("x",)), jax.sharding.PartitionSpec("x")))
+also_replicated = jax.device_put(jax.tree.map(lambda v: (np if isinstance(v, np.ndarray) else jnp).stack([v] * len(jax.local_devices())), params), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.local_devices()), ("x",)), jax.sharding.PartitionSpec("x")))
 
 
 def split(arr):
@@ -73,8 +73,8 @@ def split(arr):
 
 x_split = split(xs)
 y_split = split(ys)
-x_sharded = jax.device_put(jax.tree.map(lambda *s: jnp.stack(s), *list(x_split)), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.local_devices()), ("x",)), jax.sharding.PartitionSpec("x")))
-y_sharded = jax.device_put(jax.tree.map(lambda *s: jnp.stack(s), *list(y_split)), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.local_devices()), ("x",)), jax.sharding.PartitionSpec("x")))
+x_sharded = jax.device_put(jax.tree.map(lambda *s: (np if isinstance(s[0], np.ndarray) else jnp).stack(s), *list(x_split)), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.local_devices()), ("x",)), jax.sharding.PartitionSpec("x")))
+y_sharded = jax.device_put(jax.tree.map(lambda *s: (np if isinstance(s[0], np.ndarray) else jnp).stack(s), *list(y_split)), jax.sharding.NamedSharding(jax.sharding.Mesh(np.array(jax.local_devices()), ("x",)), jax.sharding.PartitionSpec("x")))
 
 key = jax.random.PRNGKey(0)
 losses = []
