@@ -83,9 +83,9 @@ class PmapToShardMap(Rule):
     unsafe_note = ("the outputs are sharded over a mesh of all the devices given, so a leading axis other than the "
                    "device count raises, and the function is a jitted one")
     triggers = (b"pmap",)
-    deprecated_in = SINCE
+    deprecated_in = None  # maintenance mode from 0.8.0 (SINCE), not a deprecation
     replacement_since = "0.6.1"  # jax.shard_map
-    history_names = ("jax.pmap",)
+
     examples = (
         Example(
             snippet("""
