@@ -94,6 +94,24 @@ def _positional_count(data: bytes, start: int, enough: int = _SPLAT) -> int:
     return _scan(data, start, enough)[0]
 
 
+def _double_splat(data: bytes, start: int) -> bool:
+    """Whether the call whose ``(`` ends at ``start`` has a ``**`` argument (read from the bytes,
+    strings not told apart: a `**` in one lets the file through)."""
+    depth, i, end = 0, start, min(len(data), start + _LIMIT)
+    while i < end:
+        c = data[i]
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            if depth == 0:
+                return False
+            depth -= 1
+        elif c == 42 and depth == 0 and data[i + 1:i + 2] == b"*" and data[start:i].rstrip()[-1:] in (b"", b","):
+            return True
+        i += 1
+    return False
+
+
 def _passes_keyword(data: bytes, start: int) -> bool:
     """Whether the call whose ``(`` ends at ``start`` may pass a keyword argument (or its bytes
     are not clear)."""
@@ -391,9 +409,10 @@ class CallArguments(Rule):
         # (the keyword need not be spelled anywhere: `jax.pmap(f, **options)`)
         if b"**" not in text:
             return False
-        spelled |= {last for last, spellings in _dropping(sigs).items() if last in words
-                    and any(parts <= words for parts in spellings)}
-        return any(_positional_count(text, end) == _SPLAT for last in spelled for end in _calls_of(text, last))
+        if any(_positional_count(text, end) == _SPLAT for last in spelled for end in _calls_of(text, last)):
+            return True
+        return any(_double_splat(text, end) for last, spellings in _dropping(sigs).items()
+                   if last in words and any(parts <= words for parts in spellings) for end in _calls_of(text, last))
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         sigs = history()
