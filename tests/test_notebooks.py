@@ -276,3 +276,15 @@ def test_imports_a_fix_writes_in_a_cell_take_their_place_in_isort_order(tmp_path
     cell = "".join(json.loads(path.read_text())["cells"][1]["source"])
     assert cell.startswith("import jax\nfrom jax.experimental.pjit import pjit\nfrom jax.sharding import Mesh\n"
                            "from jax.sharding import PartitionSpec as P\n\n")
+
+
+def test_a_line_magic_written_without_its_percent_is_kept_as_a_magic(tmp_path):
+    """IPython's automagic runs `timeit f(x)` as `%timeit f(x)`: the line is kept as it is, and the
+    rest of the notebook is checked and fixed (it was a parse error for the whole file)."""
+    cell = "timeit -n 5 jnp.dot(x, x)\ntime = 3\nf = pjit(abs, in_axis_resources=None, out_axis_resources=None)"
+    path = tmp_path / "demo.ipynb"
+    path.write_text(json.dumps(_notebook(_code("from jax.experimental.pjit import pjit\nimport jax.numpy as jnp"),
+                                         _code(cell)), indent=1) + "\n")
+    assert CliRunner().invoke(main, ["fix", str(path)]).exit_code == 0
+    fixed = "".join(json.loads(path.read_text())["cells"][1]["source"])
+    assert fixed == cell.replace("in_axis_resources", "in_shardings").replace("out_axis_resources", "out_shardings")

@@ -27,6 +27,13 @@ from jaxmigrate.engine.source import decode
 
 # a line magic, a shell escape, `x?` help, or an assignment from one (`files = !ls`, `p = %env PATH`)
 _MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?:[%!?]|[\w.]+\?{1,2}[ \t]*$|[\w.]+[ \t]*=[ \t]*[%!])")
+#: a line magic written without `%` (IPython's automagic, on by default): `timeit f(x)`
+_AUTOMAGIC = re.compile(r"^(?P<indent>[ \t]*)(?P<word>[A-Za-z_]\w*)[ \t]+[\w\-'\"]")
+_AUTOMAGIC_WORDS = frozenset((
+    "alias", "autoreload", "cd", "conda", "config", "debug", "env", "history", "load_ext", "ls", "matplotlib",
+    "pdb", "pip", "popd", "precision", "prun", "pushd", "pwd", "pylab", "reload_ext", "reset", "run", "set_env",
+    "store", "time", "timeit", "who", "whos", "xmode",
+))
 
 
 class Unsupported(ValueError):
@@ -97,7 +104,7 @@ def load(text: str) -> Tuple[Notebook, str]:
         body = []
         continued = None  # the indent of a magic whose line ends with `\`: the next line is part of it
         for raw in src.splitlines():
-            m = _MAGIC.match(raw)
+            m = _MAGIC.match(raw) or _automagic(raw)
             if m or continued is not None:
                 indent = m.group("indent") if m else continued
                 nb.magics.append(raw)
@@ -112,6 +119,19 @@ def load(text: str) -> Tuple[Notebook, str]:
         parts.append(chunk)
         line += chunk.count("\n")
     return nb, "".join(parts)
+
+
+def _automagic(raw: str) -> Optional[re.Match]:
+    """``timeit f(x)``: a line that starts with the name of a line magic and a word, and is no
+    Python statement on its own (``time = 3`` and ``ls -la`` are)."""
+    m = _AUTOMAGIC.match(raw)
+    if m is None or m.group("word") not in _AUTOMAGIC_WORDS:
+        return None
+    try:
+        compile(raw.strip(), "<cell>", "exec")
+    except SyntaxError:
+        return m
+    return None
 
 
 def _supported(data: Dict[str, Any]) -> None:
