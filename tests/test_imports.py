@@ -547,3 +547,16 @@ def test_a_wrapped_import_takes_the_indent_of_the_modules_own_wrapped_imports():
               "from typing import (\n  Any,\n)\n"
               "\nprint(jax, Any, PartitionSpec, Mesh, NamedSharding, GSPMDSharding, SingleDeviceSharding)\n")
     assert "from jax.sharding import (\n  GSPMDSharding,\n  Mesh,\n" in run(source, ["JM201"]).text
+
+
+def test_a_rewritten_import_joins_its_modules_import_in_a_later_block_of_the_module():
+    """isort and ruff sort every import block of the module: a block after some code gets the
+    same joining as the leading one (jax v0.4.1's lax_numpy_test.py: `from jax import config`
+    beside `from jax import lax, tree_util`)."""
+    from tests.conftest import run
+
+    source = ("import os\n\nos.environ['X'] = '1'\n\nimport jax\nfrom jax.experimental.maps import Mesh\n"
+              "from jax.sharding import NamedSharding\n\nprint(jax, Mesh, NamedSharding)\n")
+    assert run(source, ["JM201"]).text == ("import os\n\nos.environ['X'] = '1'\n\nimport jax\n"
+                                           "from jax.sharding import Mesh, NamedSharding\n\n"
+                                           "print(jax, Mesh, NamedSharding)\n")

@@ -172,8 +172,8 @@ def _add_aliases(ctx: FileContext, stmt: ast.ImportFrom, refs: List[ImportRef]) 
 
 # joining the imports the fixes wrote -------------------------------------------------------
 def join_written_imports(original: str, text: str, in_order: bool = False) -> str:
-    """``text`` with the ``from m import ...`` statements that fixes wrote in its leading import
-    block (one line, no comment, not a line of ``original``) joined to the block's first other
+    """``text`` with the ``from m import ...`` statements that fixes wrote in an import block of
+    the module's own statements (one line, no comment, not a line of ``original``) joined to the block's first other
     import from ``m``: ``from m import b`` written beside ``from m import a`` (written too, or
     the file's own) gives ``from m import a, b``. ``in_order``: the leading import block of
     ``original`` was in isort's order (``imports_in_order``); then an aliased name joins only where
@@ -183,10 +183,41 @@ def join_written_imports(original: str, text: str, in_order: bool = False) -> st
         ctx = FileContext.of(text)
     except SyntaxError:
         return text
-    block = leading_imports(ctx)
-    if not all(_alone(ctx, s) for s in block):
-        return text
     lines = {line.strip() for line in original.splitlines()}
+    edits: List[Edit] = []
+    for block in _module_blocks(ctx):
+        if all(_alone(ctx, s) for s in block):
+            edits += _joins(ctx, block, lines, in_order)
+    ordered = sorted(edits, key=lambda e: e.start)
+    if any(a.end > b.start for a, b in zip(ordered, ordered[1:])):
+        return text
+    joined = splice(text, edits) if edits else text
+    # parsed once, for this check and for the analysis of the joined text, which reads this
+    # parse; the parse of ``text`` goes first (a large module's two trees at once: 1.5x the memory)
+    if edits:
+        del ctx
+        FileContext.forget()
+    if in_order:
+        joined = _ordered(joined, lines, None if edits else ctx)
+    if joined == text:
+        return text
+    FileContext.forget()
+    try:
+        FileContext.of(joined)
+    except SyntaxError:  # not expected: keep the fixes' text
+        return text
+    return joined
+
+
+def _module_blocks(ctx: FileContext) -> List[List[ast.stmt]]:
+    """The import blocks of the module's own statement list (not a function's or a branch's)."""
+    body = {id(stmt) for stmt in ctx.tree.body}
+    return [block for block in import_blocks(ctx) if id(block[0]) in body]
+
+
+def _joins(ctx: FileContext, block: List[ast.stmt], lines: set, in_order: bool) -> List[Edit]:
+    """The edits that join the one-line ``from`` imports fixes wrote in ``block`` to the block's
+    first other import of the same module (see ``join_written_imports``)."""
     combine = not in_order or combines_aliases([s for s in block if ctx.text(s) in lines])
     by_module: Dict[str, List[ast.ImportFrom]] = {}
     for stmt in block:
@@ -209,25 +240,7 @@ def join_written_imports(original: str, text: str, in_order: bool = False) -> st
         if moving:
             refs = sorted((ImportRef(module, a.name, a.asname) for s in moving for a in s.names), key=_ref_key)
             edits += _add_aliases(ctx, into, refs) + [delete_statement(ctx, s) for s in moving]
-    ordered = sorted(edits, key=lambda e: e.start)
-    if any(a.end > b.start for a, b in zip(ordered, ordered[1:])):
-        return text
-    joined = splice(text, edits) if edits else text
-    # parsed once, for this check and for the analysis of the joined text, which reads this
-    # parse; the parse of ``text`` goes first (a large module's two trees at once: 1.5x the memory)
-    if edits:
-        del ctx
-        FileContext.forget()
-    if in_order:
-        joined = _ordered(joined, lines, None if edits else ctx)
-    if joined == text:
-        return text
-    FileContext.forget()
-    try:
-        FileContext.of(joined)
-    except SyntaxError:  # not expected: keep the fixes' text
-        return text
-    return joined
+    return edits
 
 
 # isort's order -------------------------------------------------------------------------------
