@@ -74,14 +74,14 @@ def _use(ctx: FileContext, ref: ast.expr) -> PmapUse:
             use.why = use.why or "the mapped function is not visible"
         return use
     if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and ref in parent.decorator_list:
-        return _decorator(PmapUse("decorator", ref, ref, definition=parent), parent)
+        return _decorator(PmapUse("decorator", ref, ref, definition=parent), parent, ctx)
     if (isinstance(parent, ast.Call) and ref in parent.args[:1] and ctx.qualname(parent.func) == PARTIAL):
         holder = ctx.parent(parent)
         use = PmapUse("decorator", parent, ref)
         _options(use, list(parent.args[1:]), parent.keywords)
         if isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent in holder.decorator_list:
             use.definition = holder
-            return _decorator(use, holder)
+            return _decorator(use, holder, ctx)
         use.kind, use.why = "other", use.why or "a `functools.partial` of pmap used as a value"
         return use
     return PmapUse("other", ref, ref, why="`jax.pmap` used as a value (not called on a function here)")
@@ -100,12 +100,23 @@ def _options(use: PmapUse, positional: List[ast.expr], keywords: List[ast.keywor
         use.options[keyword.arg] = keyword.value  # type: ignore[index]  # not a ``**``: checked above
 
 
-def _decorator(use: PmapUse, fn: Function) -> PmapUse:
-    if len(fn.decorator_list) != 1:
+def _decorator(use: PmapUse, fn: Function, ctx: FileContext) -> PmapUse:
+    others = [d for d in fn.decorator_list if d is not use.node]
+    if any(_names_pmap(ctx, d) for d in others):
+        use.why = use.why or ("pmap stacked on pmap: nested pmap no longer runs (write one `jax.shard_map` over a mesh "
+                              "of two axes)")
+    elif others:
         use.why = use.why or "the function has other decorators: their order with the rewrite is for a person to choose"
     elif isinstance(fn, ast.AsyncFunctionDef):
         use.why = use.why or "an `async def`"
     return use
+
+
+def _names_pmap(ctx: FileContext, decorator: ast.expr) -> bool:
+    """``@jax.pmap`` or ``@partial(jax.pmap, ...)``."""
+    if isinstance(decorator, ast.Call) and ctx.qualname(decorator.func) == PARTIAL and decorator.args:
+        decorator = decorator.args[0]
+    return ctx.qualname(decorator) in PMAP
 
 
 def int_tuple(node: ast.expr) -> Optional[Tuple[int, ...]]:
