@@ -56,8 +56,9 @@ class PmapToShardMap(Rule):
     longer runs), pmap in a module written for several processes (pmap mapped this process's
     devices over its own data; the rewrite takes global arrays), a function that is a generator,
     has other decorators, `*args`/`**kwargs` or keyword-only parameters, a static parameter its
-    body assigns, a mapped function that is not a name bound once or a lambda, and pmap used as a
-    value.
+    body assigns, a mapped function that is not a name bound once or a lambda, a mapped function
+    called with keyword arguments (pmap mapped them; `shard_map` takes positional ones only), and
+    pmap used as a value.
 
     The fix is unsafe: the outputs are `jax.Array`s sharded over a mesh of all the devices
     given (pmap used as many of its devices as the leading axis had: a call whose leading axis
@@ -163,7 +164,7 @@ class PmapToShardMap(Rule):
         multi = is_multi_process(ctx)
         reorders = any("devices" in use.options for use in uses)  # meshes of other device orders
         for use in uses:
-            why = use.why or _nested(ctx, use, mapped)
+            why = use.why or _nested(ctx, use, mapped) or _keyword_call(ctx, use)
             if why is None and multi:
                 why = ("the module is written for several processes: pmap mapped this process's devices over this "
                        "process's data, where `jax.jit(jax.shard_map(...))` takes global arrays (convert them with "
@@ -208,6 +209,47 @@ def _nested(ctx: FileContext, use: PmapUse, mapped: Set[int]) -> Optional[str]:
     if body is not None and any(ctx.qualname(n) in PMAP for n in ast.walk(body) if isinstance(n, (ast.Name, ast.Attribute))
                                 and n is not use.reference):
         return "the mapped function maps again: nested pmap no longer runs (write one `jax.shard_map` over a mesh of two axes)"
+    return None
+
+
+def _keyword_call(ctx: FileContext, use: PmapUse) -> Optional[str]:
+    """Why not: a call of the mapped function passes keyword arguments, which `shard_map` does
+    not take (pmap mapped them). The calls looked at: the decorated def's, a pmap called where it
+    stands, and those of a name a pmap is assigned to."""
+    holder: ast.AST
+    if use.definition is not None:
+        name, holder = use.definition.name, use.definition
+    elif isinstance(ctx.parent(use.node), ast.Call) and ctx.parent(use.node).func is use.node:  # type: ignore[union-attr]
+        call = ctx.parent(use.node)
+        return _keywords_why(call) if isinstance(call, ast.Call) else None
+    elif isinstance(ctx.parent(use.node), ast.Assign) and len(ctx.parent(use.node).targets) == 1:  # type: ignore[union-attr]
+        target = ctx.parent(use.node).targets[0]  # type: ignore[union-attr]
+        if not isinstance(target, ast.Name):
+            return None
+        name, holder = target.id, target
+    else:
+        return None
+    binder = _binder(ctx, holder)
+    for ref in ctx.nodes(ast.Name):
+        if ref.id != name or not isinstance(ref.ctx, ast.Load) or reaching_binding(ctx, name, ref) is not binder:
+            continue
+        call = ctx.parent(ref)
+        if isinstance(call, ast.Call) and call.func is ref:
+            why = _keywords_why(call)
+            if why is not None:
+                return why
+    return None
+
+
+def _binder(ctx: FileContext, holder: ast.AST) -> Optional[ast.AST]:
+    """What ``reaching_binding`` gives for a read of the name ``holder`` binds."""
+    return holder if isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef)) else ctx.parent(holder)
+
+
+def _keywords_why(call: ast.Call) -> Optional[str]:
+    if call.keywords:
+        return (f"it is called with keyword arguments (line {call.lineno}), which `shard_map` does not take: pass "
+                "them by position")
     return None
 
 
