@@ -230,8 +230,8 @@ def _keyword_call(ctx: FileContext, use: PmapUse) -> Optional[str]:
     else:
         return None
     binder = _binder(ctx, holder)
-    for ref in ctx.nodes(ast.Name):
-        if ref.id != name or not isinstance(ref.ctx, ast.Load) or reaching_binding(ctx, name, ref) is not binder:
+    for ref in ctx.names(name):
+        if not isinstance(ref.ctx, ast.Load) or reaching_binding(ctx, name, ref) is not binder:
             continue
         call = ctx.parent(ref)
         if isinstance(call, ast.Call) and call.func is ref:
