@@ -210,9 +210,18 @@ def join_written_imports(original: str, text: str, in_order: bool = False) -> st
 
 
 def _module_blocks(ctx: FileContext) -> List[List[ast.stmt]]:
-    """The import blocks of the module's own statement list (not a function's or a branch's)."""
-    body = {id(stmt) for stmt in ctx.tree.body}
-    return [block for block in import_blocks(ctx) if id(block[0]) in body]
+    """The runs of consecutive imports of the module's own statement list (not a function's or a
+    branch's: no walk of the tree)."""
+    blocks: List[List[ast.stmt]] = []
+    run: List[ast.stmt] = []
+    for stmt in [*ctx.tree.body, None]:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            run.append(stmt)
+            continue
+        if run:
+            blocks.append(run)
+        run = []
+    return blocks
 
 
 def _joins(ctx: FileContext, block: List[ast.stmt], lines: set, in_order: bool) -> List[Edit]:
