@@ -231,13 +231,10 @@ def _keyword_call(ctx: FileContext, use: PmapUse) -> Optional[str]:
         return None
     binder = _binder(ctx, holder)
     for ref in ctx.names(name):
-        if not isinstance(ref.ctx, ast.Load) or reaching_binding(ctx, name, ref) is not binder:
-            continue
-        call = ctx.parent(ref)
-        if isinstance(call, ast.Call) and call.func is ref:
-            why = _keywords_why(call)
-            if why is not None:
-                return why
+        call = ctx.parent(ref)  # a call with keywords first: the binding it reads is the costly part
+        if isinstance(call, ast.Call) and call.func is ref and call.keywords and \
+                reaching_binding(ctx, name, ref) is binder:
+            return _keywords_why(call)
     return None
 
 
