@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import ast
-import io
-import tokenize
 from typing import Iterator, List, Optional, Set, Tuple, Union
 
 from jaxmigrate.analysis.context import FileContext
@@ -473,6 +471,9 @@ def _docstring(fn: Function) -> bool:
 
 
 def _multiline_strings(text: str) -> bool:
+    import io
+    import tokenize  # here: only a decorated pmap with static arguments needs it
+
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
