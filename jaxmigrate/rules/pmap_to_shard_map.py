@@ -38,7 +38,9 @@ class PmapToShardMap(Rule):
       the body moves into a function of the dynamic parameters that it maps (a static value
       cannot pass through `shard_map`).
     - A call `jax.pmap(f, ...)` becomes `jax.jit(jax.shard_map(lambda *args: ..., ...))` around
-      `f`, which is left as it is.
+      `f`, which is left as it is. A mapped function that is an expression
+      (`functools.partial(train_step, lr=lr)`) or a name bound more than once is evaluated once,
+      where pmap evaluated it: `(lambda pmapped: jax.jit(...pmapped...))(f)`.
     - `in_axes` of 0 and None become `P(axis)` and `P()` (an unmapped argument is passed whole,
       as pmap broadcast it), `donate_argnums` goes to `jax.jit`, `devices=` gives the mesh its
       devices, in that order (default: `jax.devices()`).
@@ -54,8 +56,7 @@ class PmapToShardMap(Rule):
     longer runs), pmap in a module written for several processes (pmap mapped this process's
     devices over its own data; the rewrite takes global arrays), a function that is a generator,
     has other decorators, `*args`/`**kwargs` or keyword-only parameters, a static parameter its
-    body assigns, a mapped function that is not a name bound once or a lambda, a mapped function
-    called with keyword arguments (pmap mapped them; `shard_map` takes positional ones only), and
+    body assigns, a mapped function called with keyword arguments (pmap mapped them; `shard_map` takes positional ones only), and
     pmap used as a value.
 
     The fix is unsafe: the outputs are `jax.Array`s sharded over a mesh of all the devices
@@ -321,9 +322,6 @@ class _Rewrite:
         ctx, use = self.ctx, self.use
         fun = use.function
         assert fun is not None
-        why = self._stable(fun)
-        if why is not None:
-            return why
         definition = _definition_of(ctx, fun)
         params = _plain_parameters(definition) if definition is not None else None  # type: ignore[arg-type]  # a def or lambda
         if isinstance(params, str):
@@ -333,7 +331,10 @@ class _Rewrite:
         plan = mapping(ctx, use, arity)
         if isinstance(plan, str):
             return plan
-        function = f"({ctx.text(fun)})" if isinstance(fun, ast.Lambda) else ctx.text(fun)
+        wrapper_names = {"args", *(f"a{i}" for i in range(len(plan.mapped or ())))}
+        bind = not self._stable(fun) or any(isinstance(n, ast.Name) and n.id in wrapper_names for n in ast.walk(fun))
+        binder = next(n for n in ("pmapped", "pmapped_", "pmapped_fn", "pmapped_function") if not ctx.names(n))
+        function = binder if bind else f"({ctx.text(fun)})" if isinstance(fun, ast.Lambda) else ctx.text(fun)
         jit, shard_map = self.ref("jax.jit"), self.ref("jax.shard_map")
         if plan.mapped is None:
             called = f"{function}(*{self._unmap('args')})"
@@ -349,23 +350,24 @@ class _Rewrite:
             if plan.static:
                 mapped = f"lambda {', '.join(names)}: {mapped}({', '.join(names[i] for i in dynamic)})"
             text = f"{jit}({mapped}{self._jit_options(plan, dynamic)})"
+        if bind:  # the function is evaluated once, where pmap evaluated it, not at each trace
+            text = f"(lambda {binder}: {text})({ctx.text(fun)})"
         return Fix("unsafe", edits=(ctx.replace(use.node, text),), add_imports=tuple(dict.fromkeys(self.imports)))
 
-    def _stable(self, fun: ast.expr) -> Optional[str]:
-        """Why the function the call maps may not be named inside a lambda that runs later."""
+    def _stable(self, fun: ast.expr) -> bool:
+        """Whether the function the call maps may be named inside the lambda that runs at each
+        trace: a lambda, or a name (or attribute of one) bound once. Else it is bound first."""
         if isinstance(fun, ast.Lambda):
-            return None
+            return True
         root = fun
         while isinstance(root, ast.Attribute):
             root = root.value
         if not isinstance(root, ast.Name):
-            return "the mapped function is an expression: name it first (it would run at each trace)"
+            return False
         bound = reaching_binding(self.ctx, root.id, root)
         scope = binding_scope(self.ctx, root)
-        if bound is not None and not isinstance(bound, STABLE) or scope is not None and len(
-                scope.bindings.get(root.id, [])) > 1:
-            return f"`{root.id}` is bound more than once, and the rewrite reads it when the function runs"
-        return None
+        return not (bound is not None and not isinstance(bound, STABLE) or scope is not None and len(
+            scope.bindings.get(root.id, [])) > 1)
 
     # a decorated def ---------------------------------------------------------------------------
     def _decorated(self, fn: Function) -> Union[Fix, str]:
