@@ -11,7 +11,7 @@ from jaxmigrate.analysis.values import binding_scope, own_nodes, reaching_bindin
 from jaxmigrate.catalog.api_history import exists
 from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
 from jaxmigrate.patterns.gda import is_multi_process
-from jaxmigrate.patterns.pmap_uses import PMAP, Function, Mapping, PmapUse, mapping, pmap_uses
+from jaxmigrate.patterns.pmap_uses import Function, Mapping, PmapUse, mapping, pmap_uses
 from jaxmigrate.rules.base import Example, Rule, snippet
 
 SINCE = "0.8.0"  # pmap is in maintenance mode, reimplemented on jit and shard_map
@@ -160,10 +160,11 @@ class PmapToShardMap(Rule):
         if not uses:
             return
         mapped = _mapped_functions(ctx, uses)
+        references = [use.reference for use in uses]
         multi = is_multi_process(ctx)
         reorders = any("devices" in use.options for use in uses)  # meshes of other device orders
         for use in uses:
-            why = use.why or _nested(ctx, use, mapped) or _keyword_call(ctx, use)
+            why = use.why or _nested(ctx, use, mapped, references) or _keyword_call(ctx, use)
             if why is None and multi:
                 why = ("the module is written for several processes: pmap mapped this process's devices over this "
                        "process's data, where `jax.jit(jax.shard_map(...))` takes global arrays (convert them with "
@@ -196,8 +197,9 @@ def _mapped_functions(ctx: FileContext, uses: List[PmapUse]) -> Set[int]:
     return found
 
 
-def _nested(ctx: FileContext, use: PmapUse, mapped: Set[int]) -> Optional[str]:
-    """Why ``use`` is a nested pmap: it stands in a mapped function, or maps one that maps."""
+def _nested(ctx: FileContext, use: PmapUse, mapped: Set[int], references: List[ast.expr]) -> Optional[str]:
+    """Why ``use`` is a nested pmap: it stands in a mapped function, or maps one that maps (one of
+    the module's pmap ``references`` lies in its body)."""
     node = ctx.parent(use.node)
     while node is not None:
         if id(node) in mapped and node is not use.definition:
@@ -205,8 +207,8 @@ def _nested(ctx: FileContext, use: PmapUse, mapped: Set[int]) -> Optional[str]:
                     "of two axes)")
         node = ctx.parent(node)
     body = use.definition if use.definition is not None else _definition_of(ctx, use.function)
-    if body is not None and any(ctx.qualname(n) in PMAP for n in ast.walk(body) if isinstance(n, (ast.Name, ast.Attribute))
-                                and n is not use.reference):
+    start, end = ctx.span(body) if body is not None else (0, -1)
+    if any(ref is not use.reference and start <= ctx.span(ref)[0] < end for ref in references):
         return "the mapped function maps again: nested pmap no longer runs (write one `jax.shard_map` over a mesh of two axes)"
     return None
 
