@@ -41,6 +41,14 @@ def rebound_between(ctx: FileContext, name: ast.Name, start: Tuple[int, int], en
     return any(start < position(b.node) < end for b in owner.bindings.get(name.id, []) if b.node is not None)
 
 
+def argument(call: ast.Call, index: int, keyword: str) -> Optional[ast.expr]:
+    """The argument a call passes to the parameter at ``index`` named ``keyword``, where it
+    shows it (no ``*`` up to that position)."""
+    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
 def binding_scope(ctx: FileContext, name: ast.Name):
     """The scope whose binding ``name`` reads or writes where it stands."""
     return ctx.resolver.lookup(name.id, ctx.resolver.scope_of(name))

@@ -11,7 +11,8 @@ import ast
 from typing import Callable, Dict, List, Optional, Tuple, Union
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.values import binding_scope, own_nodes, reaching_binding
+from jaxmigrate.analysis.values import argument, binding_scope, own_nodes, reaching_binding
+from jaxmigrate.patterns.positional_layouts import shape_length, shape_rank
 
 Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 Path = Tuple[int, ...]
@@ -29,20 +30,6 @@ ELEMENTWISE = frozenset(f"{m}.{f}" for m in _NUMPYS for f in (
 #: functions that return their first argument's tree, placed or constrained
 PLACING = frozenset(("jax.device_put", "jax.lax.with_sharding_constraint", "jax.block_until_ready"))
 MAX_DEPTH = 16
-
-
-def _shape_rank(shape: Optional[ast.expr]) -> Optional[int]:
-    if isinstance(shape, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in shape.elts):
-        return len(shape.elts)
-    if isinstance(shape, ast.Constant) and type(shape.value) is int:
-        return 1
-    return None
-
-
-def _argument(call: ast.Call, index: int, keyword: str) -> Optional[ast.expr]:
-    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
-        return call.args[index]
-    return next((k.value for k in call.keywords if k.arg == keyword), None)
 
 
 class ValueRanks:
@@ -109,14 +96,12 @@ class ValueRanks:
         if not isinstance(expr, ast.Call):
             return None
         if isinstance(expr.func, ast.Attribute) and expr.func.attr == "reshape" and ctx.qualname(expr.func) is None:
-            if len(expr.args) == 1:
-                return _shape_rank(expr.args[0])
-            return len(expr.args) if expr.args and not any(isinstance(a, ast.Starred) for a in expr.args) else None
+            return shape_length(expr)
         callee = ctx.qualname(expr.func)
         if callee in SHAPE_FIRST:
-            return _shape_rank(_argument(expr, 0, "shape"))
+            return shape_rank(argument(expr, 0, "shape"))
         if callee in SHAPE_SECOND:
-            return _shape_rank(_argument(expr, 1, "shape"))
+            return shape_rank(argument(expr, 1, "shape"))
         if callee in ONE_DIM:
             return 1
         if callee in ELEMENTWISE and expr.args and not any(isinstance(a, ast.Starred) for a in expr.args):

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.patterns.positional_layouts import int_literals
 
 PMAP = ("jax.pmap", "jax.api.pmap", "jax._src.api.pmap")
 PARTIAL = "functools.partial"
@@ -121,10 +122,8 @@ def _names_pmap(ctx: FileContext, decorator: ast.expr) -> bool:
 
 def int_tuple(node: ast.expr) -> Optional[Tuple[int, ...]]:
     """``1`` or ``(0, 2)``: non-negative int literals."""
-    items = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
-    if all(isinstance(i, ast.Constant) and type(i.value) is int and i.value >= 0 for i in items):
-        return tuple(i.value for i in items)  # type: ignore[attr-defined]  # Constants
-    return None
+    found = int_literals(node)
+    return tuple(found) if found is not None and all(v >= 0 for v in found) else None
 
 
 def mapping(ctx: FileContext, use: PmapUse, arity: Optional[int]) -> Union[Mapping, str]:

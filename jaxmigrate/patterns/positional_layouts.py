@@ -95,10 +95,16 @@ def shape_length(call: ast.Call) -> Optional[int]:
         return None
     if len(call.args) > 1:
         return len(call.args)
-    (arg,) = call.args
-    if int_literals(arg) is not None and not isinstance(arg, (ast.Tuple, ast.List)):
+    return shape_rank(call.args[0])
+
+
+def shape_rank(shape: Optional[ast.expr]) -> Optional[int]:
+    """The number of dims a shape argument gives (``8``: 1, ``(4, 2)``: 2), where it is visible."""
+    if shape is None:
+        return None
+    if int_literals(shape) is not None and not isinstance(shape, (ast.Tuple, ast.List)):
         return 1
-    return literal_length(arg)
+    return literal_length(shape)
 
 
 class LayoutParser:

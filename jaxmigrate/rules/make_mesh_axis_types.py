@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
+from jaxmigrate.analysis.values import argument
 from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.rules.base import Example, Rule, snippet
 
@@ -19,16 +20,10 @@ WARNS_FROM = "0.8.1"  # make_mesh without axis_types warns
 EXPLICIT_FROM = "0.9.0"  # and makes Explicit axes
 
 
-def _argument(call: ast.Call, index: int, name: str) -> Optional[ast.expr]:
-    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
-        return call.args[index]
-    return next((k.value for k in call.keywords if k.arg == name), None)
-
-
 def _axis_count(ctx: FileContext, call: ast.Call) -> Optional[str]:
     """How many axes the mesh has, as source text: the length of a literal shape or names, else
     ``len(name)`` of a plain name (naming it twice is harmless); None where neither is plain."""
-    shapes, names = _argument(call, 0, "axis_shapes"), _argument(call, 1, "axis_names")
+    shapes, names = argument(call, 0, "axis_shapes"), argument(call, 1, "axis_names")
     for arg in (shapes, names):
         if isinstance(arg, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in arg.elts):
             return str(len(arg.elts))
@@ -142,7 +137,7 @@ class MakeMeshAxisTypes(Rule):
             count = _axis_count(ctx, call)
             axis_type, imports = importer(ctx).reference(AXIS_TYPE, at=call)
             if count is None:  # the code to write: the length of what the call passes
-                given = _argument(call, 1, "axis_names") or _argument(call, 0, "axis_shapes")
+                given = argument(call, 1, "axis_names") or argument(call, 0, "axis_shapes")
                 count = f"len({ctx.text(given)})" if given is not None else "len(axis_names)"
                 auto = f"({axis_type}.Auto,) * {count}"
                 yield self.finding(ctx, call.func, f"`jax.make_mesh` {why}; pass the axis types the code was "

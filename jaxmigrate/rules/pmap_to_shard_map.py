@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Set, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Set, Tuple, Union
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.import_layout import is_docstring, splice
 from jaxmigrate.analysis.imports import importer
+from jaxmigrate.analysis.statements import newline
 from jaxmigrate.analysis.values import binding_scope, own_nodes, reaching_binding
 from jaxmigrate.catalog.api_history import exists
 from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
@@ -282,18 +284,21 @@ class _Rewrite:
         devices = plan.devices_text or f"{self.ref('jax.devices')}()"
         return f"{self.ref('jax.sharding.Mesh')}({devices}, ({plan.axis},))"
 
-    def _specs(self, plan: Mapping, positions: Optional[List[int]]) -> str:
+    def _per_argument(self, plan: Mapping, positions: Optional[List[int]],
+                      wrap: Callable[[str], str] = lambda spec: spec) -> str:
+        """``P(axis)`` (``wrap``-ped) for arguments that are all mapped, else a tuple with
+        ``P(axis)`` or ``P()`` for each of ``positions``."""
         p = self.ref("jax.sharding.PartitionSpec")
         if plan.mapped is None or positions is None or all(plan.mapped[i] for i in positions):
-            return f"{p}({plan.axis})"
-        specs = [f"{p}({plan.axis})" if plan.mapped[i] else f"{p}()" for i in positions]
-        return f"({', '.join(specs)}{',' if len(specs) == 1 else ''})"
+            return wrap(f"{p}({plan.axis})")
+        each = [wrap(f"{p}({plan.axis if plan.mapped[i] else ''})") for i in positions]
+        return f"({', '.join(each)}{',' if len(each) == 1 else ''})"
 
     def _shard_map_options(self, plan: Mapping, positions: Optional[List[int]]) -> str:
         """``check_vma=False``, as JAX's own pmap on shard_map has it: the gradient of an unmapped
         (``P()``) argument stays per device, where checking would sum it over the devices."""
         p = self.ref("jax.sharding.PartitionSpec")
-        return (f"mesh={self._mesh(plan)}, in_specs={self._specs(plan, positions)}, out_specs={p}({plan.axis}), "
+        return (f"mesh={self._mesh(plan)}, in_specs={self._per_argument(plan, positions)}, out_specs={p}({plan.axis}), "
                 "check_vma=False")
 
     def jnp(self) -> str:
@@ -311,12 +316,8 @@ class _Rewrite:
         out = f", static_argnums={plan.static_text}" if plan.static_text else ""
         out += f", donate_argnums={plan.donate_text}" if plan.donate_text else ""
         if self.reorders:  # pmap resharded inputs placed on its devices in another order; jit does so when told
-            named, p, mesh = self.ref("jax.sharding.NamedSharding"), self.ref("jax.sharding.PartitionSpec"), self._mesh(plan)
-            if plan.mapped is None or positions is None or all(plan.mapped[i] for i in positions):
-                out += f", in_shardings={named}({mesh}, {p}({plan.axis}))"
-            else:
-                each = [f"{named}({mesh}, {p}({plan.axis if plan.mapped[i] else ''}))" for i in positions]
-                out += f", in_shardings=({', '.join(each)}{',' if len(each) == 1 else ''})"
+            named, mesh = self.ref("jax.sharding.NamedSharding"), self._mesh(plan)
+            out += f", in_shardings={self._per_argument(plan, positions, lambda spec: f'{named}({mesh}, {spec})')}"
         return out
 
     # a call on a function ---------------------------------------------------------------------
@@ -384,7 +385,7 @@ class _Rewrite:
             return plan
         if plan.static and fn.args.defaults:
             return "static arguments and parameters with defaults"
-        body = fn.body[1:] if _docstring(fn) else fn.body
+        body = fn.body[1:] if is_docstring(fn.body[0]) else fn.body
         if body and body[0].lineno == fn.lineno:
             return "the body is on the line of the `def`"
         assigned = {n.id for n in own_nodes(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
@@ -429,15 +430,13 @@ class _Rewrite:
         region = ctx.source[start:end]
         if _multiline_strings(region):
             return "the body holds a string of several lines, which moving it one level in would change"
-        inner_edits = [Edit(e.start - start, e.end - start, e.text) for e in wraps]
-        for edit in sorted(inner_edits, key=lambda e: e.start, reverse=True):
-            region = region[:edit.start] + edit.text + region[edit.end:]
+        region = splice(region, [Edit(e.start - start, e.end - start, e.text) for e in wraps])
         outer = ctx.line_text(body[0].lineno)[:body[0].col_offset]
         unit = outer[len(ctx.line_text(fn.lineno)[:fn.col_offset]):] or "    "
         names = set(params) | {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
         inner = next(n for n in ("per_device", "per_device_", "per_device__", "per_device_fn") if n not in names)
         dynamic = ", ".join(params[i] for i in positions)
-        nl = "\r\n" if "\r\n" in region else "\n"
+        nl = newline(ctx)
         lines = region.splitlines(keepends=True)
         moved = "".join(unit + line if line.strip() else line for line in lines)
         nested = isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
@@ -467,11 +466,6 @@ def _first(stmt: ast.stmt) -> Tuple[int, int]:
         first = min(decorators, key=lambda d: (d.lineno, d.col_offset))
         return first.lineno, first.col_offset - 1
     return stmt.lineno, stmt.col_offset
-
-
-def _docstring(fn: Function) -> bool:
-    first = fn.body[0]
-    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
 
 
 def _multiline_strings(text: str) -> bool:
