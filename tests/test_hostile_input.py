@@ -251,3 +251,22 @@ def test_no_thread_for_the_retry(tmp_path, monkeypatch):
     result = _fix(tmp_path)
     assert result.exit_code == 2 and "deep.py:1:1: JM000 too deeply nested" in result.output, result.output
     assert target.read_text() == LEGACY and (tmp_path / "ok.py").read_text() == FIXED
+
+
+def test_every_fixture_written_with_crlf_is_fixed_with_crlf_only():
+    """The lines a fix writes take the file's line ending: each fixture, its lines ending in CRLF,
+    fixed with its own options, has no line that ends in a bare LF."""
+    import json
+
+    from tests.conftest import run
+
+    root = Path(__file__).resolve().parent.parent / "fixtures"
+    bare = []
+    for case in sorted(root.glob("*/*/before.py")):
+        options = case.parent / "options.json"
+        opts = json.loads(options.read_text()) if options.exists() else {}
+        target = tuple(int(p) for p in opts["target"].split(".")) if opts.get("target") else None
+        source = case.read_text().replace("\r\n", "\n").replace("\n", "\r\n")
+        if re.search(r"(?<!\r)\n", run(source, unsafe=opts.get("unsafe_fixes", False), target=target).text):
+            bare.append(f"{case.parent.parent.name}/{case.parent.name}")
+    assert bare == []

@@ -408,13 +408,14 @@ class _Rewrite:
         if not plan.static:
             options = self._jit_options(plan, positions)
             jitted = f"{partial}({jit}{options})" if options else jit
-            edits = [ctx.replace(decorator, f"{jitted}\n{indent}{shard}"), *wraps]
+            nl = newline(ctx)
+            edits = [ctx.replace(decorator, f"{jitted}{nl}{indent}{shard}"), *wraps]
             if unmap:
                 line, column = _first(body[0])
                 start = ctx.offset(line, column)
                 nested = isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                gap = "\n" if nested else ""  # a blank line before a nested definition (E306)
-                edits.append(Edit(start, start, f"{unmap}\n{gap}{ctx.line_text(line)[:column]}"))
+                gap = nl if nested else ""  # a blank line before a nested definition (E306)
+                edits.append(Edit(start, start, f"{unmap}{nl}{gap}{ctx.line_text(line)[:column]}"))
             return Fix("unsafe", edits=tuple(sorted(edits, key=lambda e: e.start)),
                        add_imports=tuple(dict.fromkeys(self.imports)))
         return self._nest(fn, body, plan, params, positions, unmap, wraps, shard)
