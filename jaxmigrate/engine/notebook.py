@@ -68,6 +68,12 @@ class Notebook:
     def placeholder(self, indent: str, magic: int) -> str:
         return f"{indent}pass  # {self.tag}-magic-{magic}"
 
+    def parts_of(self, module: str) -> Tuple[str, List[Tuple[int, str, str]]]:
+        """A module of this notebook's cells, split at its markers: the text before the first,
+        and each cell's index, marker line and part."""
+        pieces = re.split(rf"^(# {re.escape(self.tag)}-cell-(\d+)\r?\n)", module, flags=re.MULTILINE)
+        return pieces[0], [(int(pieces[k + 1]), pieces[k], pieces[k + 2]) for k in range(1, len(pieces) - 2, 3)]
+
 
 def _source(cell: Dict[str, Any], index: int) -> str:
     src = cell.get("source", "")
@@ -189,19 +195,19 @@ def join_cell_imports(nb: Notebook, original: str, module: str) -> str:
     from jaxmigrate.analysis.context import FileContext
     from jaxmigrate.analysis.import_layout import imports_in_order, join_written_imports
 
-    split = re.compile(rf"^(# {re.escape(nb.tag)}-cell-\d+\r?\n)", flags=re.MULTILINE)
-    before, after = split.split(original), split.split(module)
-    if len(before) != len(after):
+    _, before = nb.parts_of(original)
+    lead, after = nb.parts_of(module)
+    if [cell for cell, _, _ in before] != [cell for cell, _, _ in after]:
         return module
-    for k in range(2, len(after), 2):  # [lead, marker, part, marker, part, ...]
-        if after[k] == before[k] or after[k - 1] != before[k - 1]:
-            continue
-        try:
-            in_order = imports_in_order(FileContext.of(before[k]))
-        except SyntaxError:  # a cell that is no module alone (a top-level `await`)
-            continue
-        after[k] = join_written_imports(before[k], after[k], in_order)
-    return "".join(after)
+    joined = [lead]
+    for (_, _, old), (_, marker, new) in zip(before, after):
+        if new != old:
+            try:
+                new = join_written_imports(old, new, imports_in_order(FileContext.of(old)))
+            except SyntaxError:  # a cell that is no module alone (a top-level `await`)
+                pass
+        joined += [marker, new]
+    return "".join(joined)
 
 
 def dump(nb: Notebook, module: str) -> str:
@@ -212,13 +218,13 @@ def dump(nb: Notebook, module: str) -> str:
     tag = re.escape(nb.tag)
     module = re.sub(rf"^([ \t]*)pass  # {tag}-magic-(\d+)$", lambda m: nb.magics[int(m.group(2))], module,
                     flags=re.MULTILINE)
-    pieces = re.split(rf"^# {tag}-cell-(\d+)\r?\n", module, flags=re.MULTILINE)
-    new_parts = {int(pieces[k]): pieces[k + 1] for k in range(1, len(pieces) - 1, 2)}
+    lead, cells = nb.parts_of(module)
+    new_parts = {cell: part for cell, _, part in cells}
     if sorted(new_parts) != nb.cells:
         raise FixError("a fix moved or removed the boundary between two notebook cells")
-    if pieces[0].strip() and new_parts:  # e.g. an import added at the very top goes to the first cell
+    if lead.strip() and new_parts:  # e.g. an import added at the very top goes to the first cell
         first = nb.cells[0]
-        new_parts[first] = pieces[0] + new_parts[first]
+        new_parts[first] = lead + new_parts[first]
     edits = []
     spans: Optional[Dict[int, Tuple[int, int]]] = None
     for i, part in new_parts.items():
