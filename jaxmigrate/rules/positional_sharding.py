@@ -280,6 +280,14 @@ class PositionalSharding(Rule):
         yield from _Plan(self, ctx).findings()
 
 
+def _grid_sizes(layout: Layout) -> Optional[List[int]]:
+    """The sizes of the device grid's dims, where its last reshape gives them as literals."""
+    sizes = int_literals(ast.Tuple(elts=layout.reshapes[-1], ctx=ast.Load())) if layout.reshapes else None
+    if sizes is not None and len(layout.reshapes[-1]) == 1 and isinstance(layout.reshapes[-1][0], (ast.Tuple, ast.List)):
+        sizes = int_literals(layout.reshapes[-1][0])
+    return sizes
+
+
 class _Plan:
     """Every use of PositionalSharding in one module: what is rewritten, deleted or reported."""
 
@@ -456,9 +464,7 @@ class _Plan:
     def _leading_ones(self, layout: Layout) -> int:
         """How many leading sharding dims have size 1 (0.4.x also placed a value of that much
         lower rank with it, aligning the trailing dims)."""
-        sizes = int_literals(ast.Tuple(elts=layout.reshapes[-1], ctx=ast.Load())) if layout.reshapes else None
-        if sizes is not None and len(layout.reshapes[-1]) == 1 and isinstance(layout.reshapes[-1][0], (ast.Tuple, ast.List)):
-            sizes = int_literals(layout.reshapes[-1][0])
+        sizes = _grid_sizes(layout)
         count = 0
         for d in layout.dims:
             if not (d is None or sizes is not None and d < len(sizes) and sizes[d] == 1):
@@ -580,9 +586,7 @@ class _Plan:
         imports += more
         names = axis_names(layout.rank)
         entries = [None if d is None else f'"{names[d]}"' for d in layout.dims]
-        sizes = int_literals(ast.Tuple(elts=layout.reshapes[-1], ctx=ast.Load())) if layout.reshapes else None
-        if sizes is not None and len(layout.reshapes[-1]) == 1 and isinstance(layout.reshapes[-1][0], (ast.Tuple, ast.List)):
-            sizes = int_literals(layout.reshapes[-1][0])
+        sizes = _grid_sizes(layout)
         if sizes is not None and all(d is None or sizes[d] == 1 for d in layout.dims):
             entries = []  # every dim on one device: replicated, as 0.4.x took it (whatever the value's rank)
         entries = entries[len(entries) - self._value_rank(layout, occurrence, len(entries)):]
