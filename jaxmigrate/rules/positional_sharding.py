@@ -282,10 +282,12 @@ class PositionalSharding(Rule):
 
 def _grid_sizes(layout: Layout) -> Optional[List[int]]:
     """The sizes of the device grid's dims, where its last reshape gives them as literals."""
-    sizes = int_literals(ast.Tuple(elts=layout.reshapes[-1], ctx=ast.Load())) if layout.reshapes else None
-    if sizes is not None and len(layout.reshapes[-1]) == 1 and isinstance(layout.reshapes[-1][0], (ast.Tuple, ast.List)):
-        sizes = int_literals(layout.reshapes[-1][0])
-    return sizes
+    if not layout.reshapes:
+        return None
+    last = layout.reshapes[-1]
+    if len(last) == 1 and isinstance(last[0], (ast.Tuple, ast.List)):  # reshape((8, 1))
+        return int_literals(last[0])
+    return int_literals(ast.Tuple(elts=last, ctx=ast.Load()))
 
 
 class _Plan:
