@@ -4,29 +4,51 @@ device from mapped keys, normalization with `psum` (a lambda and a `partial` dec
 `pmax`, `psum(1, ...)` for the device count, `all_gather`, `axis_index`, a `ppermute` ring, and the
 cookbook's 1-D cellular automaton whose board slices trade edges with their neighbours through
 `ppermute`. One process, 8 CPU devices."""
-from functools import partial
+from functools import partial, wraps
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax, pmap, random
+from jax.experimental import multihost_utils
+
+
+def host_local_call(f, mesh, in_specs, out_specs, static_argnums=()):
+    """Call ``f`` as ``jax.pmap`` called it, on this process's data: the arguments (the static ones
+    aside) become global arrays over ``mesh`` and the outputs this process's part again. With one
+    process, ``f`` is called as it is."""
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @wraps(f)
+    def call(*args):
+        if jax.process_count() == 1:
+            return f(*args)
+        dynamic = [a for i, a in enumerate(args) if i not in static]
+        dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
+        dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
+        out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+        return multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)
+
+    return call
+
 
 device_count = jax.device_count()
 
-squares = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda x: x ** 2)(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(jnp.arange(8))
+squares = host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda x: x ** 2)(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"))(jnp.arange(8))
 print(squares / 2)
-added = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), jnp.add(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(jnp.arange(8.0), 2 * jnp.arange(8.0))
+added = host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), jnp.add(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"))(jnp.arange(8.0), 2 * jnp.arange(8.0))
 
 keys = random.split(random.PRNGKey(0), 8)
-mats = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda key: random.normal(key, (5, 6)))(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(keys)
-products = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda m: jnp.dot(m, m.T))(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(mats)
-means = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), jnp.mean(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(products)
+mats = host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda key: random.normal(key, (5, 6)))(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"))(keys)
+products = host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda m: jnp.dot(m, m.T))(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"))(mats)
+means = host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), jnp.mean(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"))(products)
 print(mats.shape, products.shape, means)
 
 normalize = lambda x: x / lax.psum(x, axis_name="i")  # noqa: E731
-normalized = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), normalize(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(jnp.arange(8.0))
+normalized = host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), normalize(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"))(jnp.arange(8.0))
 
 
+@partial(host_local_call, mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"))
 @jax.jit
 @partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)
 def normalize_decorated(x):
@@ -48,7 +70,7 @@ def statistics(x):
     }
 
 
-stats = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), statistics(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(np.arange(8 * 2, dtype=np.float32).reshape(8, 2))
+stats = host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), statistics(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"))(np.arange(8 * 2, dtype=np.float32).reshape(8, 2))
 print(stats["mean"][0], stats["max"], stats["count"], stats["index"], stats["gathered"].shape)
 
 
@@ -62,7 +84,7 @@ def send_left(x, axis_name):
     return lax.ppermute(x, perm=left_perm, axis_name=axis_name)
 
 
-ring = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda x: send_right(x, "i"))(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(np.arange(8))
+ring = host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), (lambda x: send_right(x, "i"))(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"))(np.arange(8))
 print(ring)
 
 
@@ -73,6 +95,7 @@ def update_board(board):
     return lax.bitwise_xor(left, lax.bitwise_or(center, right))
 
 
+@partial(host_local_call, mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"))
 @jax.jit
 @partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)
 def step(board_slice):
