@@ -21,11 +21,12 @@ MESSAGE = ("`jax.pmap` is in maintenance mode since JAX 0.8.0, where it runs as 
            "JAX 0.10.0 removed its helpers and shardings)")
 HELPER = "host_local_call"
 #: the helper a rewritten module gets once: pmap's view of a call's data, in any number of processes
-HELPER_TEXT = '''def {name}(f, mesh, in_specs, out_specs, static_argnums=()):
+HELPER_TEXT = '''def {name}(f, mesh, in_specs, out_specs, static_argnums=(), donate_argnums=()):
     """Call ``f`` as ``jax.pmap`` called it, on this process's data: the arguments (the static ones
-    aside) become global arrays over ``mesh`` and the outputs this process's part again. With one
-    process, ``f`` is called as it is."""
+    aside) become global arrays over ``mesh``, the outputs this process's part again, and a donated
+    argument that had to be copied is deleted. With one process, ``f`` is called as it is."""
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    donated = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
 
     @{wraps}(f)
     def call(*args):
@@ -35,6 +36,9 @@ HELPER_TEXT = '''def {name}(f, mesh, in_specs, out_specs, static_argnums=()):
         dynamic = {tree_map}(lambda a: a if isinstance(a, {array}) else {np}.asarray(a), dynamic)
         dynamic = iter({mhu}.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
         out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+        for leaf in {leaves}([args[i] for i in donated]):
+            if isinstance(leaf, {array}) and not leaf.is_deleted():
+                leaf.delete()
         return {mhu}.global_array_to_host_local_array(out, mesh, out_specs)
 
     return call
@@ -141,11 +145,12 @@ class PmapToShardMap(Rule):
                 from jax.experimental import multihost_utils
 
 
-                def host_local_call(f, mesh, in_specs, out_specs, static_argnums=()):
+                def host_local_call(f, mesh, in_specs, out_specs, static_argnums=(), donate_argnums=()):
                     """Call ``f`` as ``jax.pmap`` called it, on this process's data: the arguments (the static ones
-                    aside) become global arrays over ``mesh`` and the outputs this process's part again. With one
-                    process, ``f`` is called as it is."""
+                    aside) become global arrays over ``mesh``, the outputs this process's part again, and a donated
+                    argument that had to be copied is deleted. With one process, ``f`` is called as it is."""
                     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+                    donated = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
 
                     @functools.wraps(f)
                     def call(*args):
@@ -155,6 +160,9 @@ class PmapToShardMap(Rule):
                         dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
                         dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
                         out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+                        for leaf in jax.tree.leaves([args[i] for i in donated]):
+                            if isinstance(leaf, jax.Array) and not leaf.is_deleted():
+                                leaf.delete()
                         return multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)
 
                     return call
@@ -187,11 +195,12 @@ class PmapToShardMap(Rule):
                 from jax.experimental import multihost_utils
 
 
-                def host_local_call(f, mesh, in_specs, out_specs, static_argnums=()):
+                def host_local_call(f, mesh, in_specs, out_specs, static_argnums=(), donate_argnums=()):
                     """Call ``f`` as ``jax.pmap`` called it, on this process's data: the arguments (the static ones
-                    aside) become global arrays over ``mesh`` and the outputs this process's part again. With one
-                    process, ``f`` is called as it is."""
+                    aside) become global arrays over ``mesh``, the outputs this process's part again, and a donated
+                    argument that had to be copied is deleted. With one process, ``f`` is called as it is."""
                     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+                    donated = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
 
                     @wraps(f)
                     def call(*args):
@@ -201,6 +210,9 @@ class PmapToShardMap(Rule):
                         dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
                         dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
                         out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+                        for leaf in jax.tree.leaves([args[i] for i in donated]):
+                            if isinstance(leaf, jax.Array) and not leaf.is_deleted():
+                                leaf.delete()
                         return multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)
 
                     return call
@@ -461,7 +473,7 @@ class _Rewrite:
             blank += 1
         text = HELPER_TEXT.format(
             name=name, wraps=self.ref("functools.wraps", after, dotted=_visible(ctx, "functools")),
-            tree_map=self.ref("jax.tree.map", after),
+            tree_map=self.ref("jax.tree.map", after), leaves=self.ref("jax.tree.leaves", after),
             array=self.ref("jax.Array", after), process_count=self.ref("jax.process_count", after), np=self._numpy(after),
             mhu=self.ref(MULTIHOST_UTILS, after, dotted=False)).replace("\n", nl)
         lead = "" if ctx.source[:at].endswith(("\n", "\r")) or not at else nl
@@ -480,6 +492,8 @@ class _Rewrite:
                    f"out_specs={self._out_specs(plan)}")
         if plan.static_text:
             options += f", static_argnums={plan.static_text}"
+        if plan.donate_text:
+            options += f", donate_argnums={plan.donate_text}"
         return name, options
 
     # a call on a function ---------------------------------------------------------------------

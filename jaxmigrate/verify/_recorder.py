@@ -52,8 +52,10 @@ _converted: Dict[int, Tuple[Any, Any]] = {}
 
 def live_inputs(args) -> list:
     """(leaf position, array) of the inputs that are alive arrays: donation deletes some of them.
-    An input converted from this process's data stands for the value it was converted from (a
-    NumPy array, which no call deletes, or the array it was made from)."""
+    An input converted from this process's data stands for the value it was converted from: a
+    NumPy array, which no call deletes, is left out; an array the user's code holds is deleted
+    with its donated conversion (they share buffers, or the program deletes the original of a
+    donated copy, as JAX's pmap and JM706's helper do)."""
     import jax
 
     out = []
@@ -61,7 +63,8 @@ def live_inputs(args) -> list:
     _converted.clear()
     for i, leaf in enumerate(jax.tree_util.tree_leaves(args)):
         made, source = converted.get(id(leaf), (None, None))
-        leaf = source if made is leaf else leaf
+        if made is leaf and not isinstance(source, jax.Array):
+            continue
         is_deleted = getattr(leaf, "is_deleted", None)
         if callable(is_deleted) and (isinstance(leaf, jax.Array) or hasattr(type(leaf), "_jaxmigrate_array")):
             try:
