@@ -32,10 +32,16 @@ HELPER_TEXT = '''def {name}(f, mesh, in_specs, out_specs, static_argnums=(), don
     def call(*args):
         if {process_count}() == 1:
             return f(*args)
-        dynamic = [a for i, a in enumerate(args) if i not in static]
-        dynamic = {tree_map}(lambda a: a if isinstance(a, {array}) else {np}.asarray(a), dynamic)
-        dynamic = iter({mhu}.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
-        out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+        dynamic = [i for i in range(len(args)) if i not in static]
+        specs = dict(zip(dynamic, in_specs if type(in_specs) is tuple else [in_specs] * len(dynamic)))
+
+        def to_global(i, a):  # a Python number stays one (weakly typed), as pmap passed it
+            if i not in specs or isinstance(a, (int, float, complex)):
+                return a
+            a = {tree_map}(lambda x: x if isinstance(x, {array}) else {np}.asarray(x), a)
+            return {mhu}.host_local_array_to_global_array(a, mesh, specs[i])
+
+        out = f(*(to_global(i, a) for i, a in enumerate(args)))
         for leaf in {leaves}([args[i] for i in donated]):
             if isinstance(leaf, {array}) and not leaf.is_deleted():
                 leaf.delete()
@@ -156,10 +162,16 @@ class PmapToShardMap(Rule):
                     def call(*args):
                         if jax.process_count() == 1:
                             return f(*args)
-                        dynamic = [a for i, a in enumerate(args) if i not in static]
-                        dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
-                        dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
-                        out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+                        dynamic = [i for i in range(len(args)) if i not in static]
+                        specs = dict(zip(dynamic, in_specs if type(in_specs) is tuple else [in_specs] * len(dynamic)))
+
+                        def to_global(i, a):  # a Python number stays one (weakly typed), as pmap passed it
+                            if i not in specs or isinstance(a, (int, float, complex)):
+                                return a
+                            a = jax.tree.map(lambda x: x if isinstance(x, jax.Array) else np.asarray(x), a)
+                            return multihost_utils.host_local_array_to_global_array(a, mesh, specs[i])
+
+                        out = f(*(to_global(i, a) for i, a in enumerate(args)))
                         for leaf in jax.tree.leaves([args[i] for i in donated]):
                             if isinstance(leaf, jax.Array) and not leaf.is_deleted():
                                 leaf.delete()
@@ -206,10 +218,16 @@ class PmapToShardMap(Rule):
                     def call(*args):
                         if jax.process_count() == 1:
                             return f(*args)
-                        dynamic = [a for i, a in enumerate(args) if i not in static]
-                        dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
-                        dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
-                        out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+                        dynamic = [i for i in range(len(args)) if i not in static]
+                        specs = dict(zip(dynamic, in_specs if type(in_specs) is tuple else [in_specs] * len(dynamic)))
+
+                        def to_global(i, a):  # a Python number stays one (weakly typed), as pmap passed it
+                            if i not in specs or isinstance(a, (int, float, complex)):
+                                return a
+                            a = jax.tree.map(lambda x: x if isinstance(x, jax.Array) else np.asarray(x), a)
+                            return multihost_utils.host_local_array_to_global_array(a, mesh, specs[i])
+
+                        out = f(*(to_global(i, a) for i, a in enumerate(args)))
                         for leaf in jax.tree.leaves([args[i] for i in donated]):
                             if isinstance(leaf, jax.Array) and not leaf.is_deleted():
                                 leaf.delete()

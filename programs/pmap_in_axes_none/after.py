@@ -22,10 +22,16 @@ def host_local_call(f, mesh, in_specs, out_specs, static_argnums=(), donate_argn
     def call(*args):
         if jax.process_count() == 1:
             return f(*args)
-        dynamic = [a for i, a in enumerate(args) if i not in static]
-        dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
-        dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
-        out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+        dynamic = [i for i in range(len(args)) if i not in static]
+        specs = dict(zip(dynamic, in_specs if type(in_specs) is tuple else [in_specs] * len(dynamic)))
+
+        def to_global(i, a):  # a Python number stays one (weakly typed), as pmap passed it
+            if i not in specs or isinstance(a, (int, float, complex)):
+                return a
+            a = jax.tree.map(lambda x: x if isinstance(x, jax.Array) else np.asarray(x), a)
+            return multihost_utils.host_local_array_to_global_array(a, mesh, specs[i])
+
+        out = f(*(to_global(i, a) for i, a in enumerate(args)))
         for leaf in jax.tree.leaves([args[i] for i in donated]):
             if isinstance(leaf, jax.Array) and not leaf.is_deleted():
                 leaf.delete()
