@@ -42,21 +42,21 @@ class JaxArrayConfig(Rule):
     `jax.config.jax_array` to `True` where the condition is simple (`if jax.config.jax_array:`
     keeps its body, `if not jax.config.jax_array:` keeps its `else`, `a if jax.config.jax_array
     else b` becomes `a`, `if a or (b and jax.config.jax_array):` becomes `if a or b:`); any
-    other read (`use_array = jax.config.jax_array`) becomes `True`, the value it has had since
+    other read (`use_array = jax.config.jax_array`, a condition it cannot fold) becomes `True`, the value it has had since
     0.4.7 (reported in a file that turns the option off); reports `update("jax_array", False)`
     and JAX's internal `jax_array(...)` context manager. `jax_array=True` goes from a test's
     `jtu.with_config(...)` (the decorator with it, when nothing else is left); another value there is reported. A read of
-    `jax_parallel_functions_output_gda` is reported with `True` to write, except where the branch
-    it selects uses GlobalDeviceArray: outputs are jax.Arrays, not GDAs, and that branch needs a
-    person.
+    `jax_parallel_functions_output_gda` becomes `False`, its default and what it says under
+    jax.Array (pjit outputs are never GDAs; a GlobalDeviceArray branch it selected no longer runs),
+    an unsafe fix in a file that turns the option on.
 
     A folded `if` whose kept branch is empty (`if not jax.config.jax_array: raise ...` with no
     `else`) is deleted with its lines, or becomes `pass` when it was the only statement of its
     block. Comments are kept as a person migrating by hand would keep them: the comment lines
     above the `if` and those of the kept branch stay; the comments inside the removed branch
     and on the removed `if`/`else` lines go with them (they describe the removed code). A kept
-    body that ends in comment lines before its `else` is reported instead of folded, as the fold
-    cannot keep them there. The comments of a folded `a if ... else b` stay at the end of the
+    body that ends in comment lines before its `else` is not folded, as the fold cannot keep them
+    there: its read becomes `True`. The comments of a folded `a if ... else b` stay at the end of the
     kept expression's line.
 
     `update("jax_parallel_functions_output_gda", False)` is deleted only with `--unsafe-fixes`:
@@ -151,8 +151,8 @@ class JaxArrayConfig(Rule):
             flagged=True,
             title="code that turned jax.Array off needs a person",
         ),
-        Example(_COMMENTS_CLOSING_BODY, _COMMENTS_CLOSING_BODY, flagged=True,
-                title="a kept body that ends in comments is left to a person"),
+        Example(_COMMENTS_CLOSING_BODY, _COMMENTS_CLOSING_BODY.replace("if jax.config.jax_array:", "if True:"),
+                title="a kept body that ends in comments, which the fold cannot keep: the read becomes `True`"),
     )
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
@@ -227,26 +227,26 @@ class JaxArrayConfig(Rule):
                                     "0.4.14: keep the jax.Array branch",
                                     Fix("safe", edits=edits, statement_edits=statement_edits,
                                         drop_unused_imports=importer(ctx).root_import(node)))
-            if _in_condition(ctx, node):  # a condition the fold could not simplify: a person does
-                return self.finding(ctx, node, "`jax_array` is always true since JAX 0.4.7 and the flag was removed "
-                                    "in 0.4.14: replace this read by `True` and simplify", suggestion="True")
             if any(_option_update(c) == (JAX_ARRAY, False) for c in ctx.nodes(ast.Call)):
                 return self.finding(ctx, node, "`jax_array` is always true since JAX 0.4.7 and the flag was removed in "
                                     "0.4.14, but this file turns it off: migrate that code, then read `True`",
                                     suggestion="True")
-            # a read kept in a variable or passed on (`use_array = jax.config.jax_array`): the value
-            # it has had since 0.4.7, where the flag itself is gone
+            # a read kept in a variable or passed on (`use_array = jax.config.jax_array`), or in a
+            # condition the fold could not simplify: the value it has had since 0.4.7, where the flag
+            # itself is gone (the condition is a person's to simplify)
+            simplify = " (and simplify the condition)" if _in_condition(ctx, node) else ""
             return self.finding(ctx, node, "`jax_array` is always true since JAX 0.4.7 and the flag was removed in "
-                                "0.4.14: read `True` instead",
+                                f"0.4.14: read `True` instead{simplify}",
                                 Fix("safe", edits=(ctx.replace(node, "True"),),
                                     drop_unused_imports=importer(ctx).root_import(node)), replacement="True")
+        # its default, and what it says under jax.Array: pjit outputs are never GDAs
+        turned_on = any(_option_update(c) == (OUTPUT_GDA, True) for c in ctx.nodes(ast.Call))
         branch = _gda_branch(ctx, node)
-        if branch is not None:
-            return self.finding(ctx, node, f"the `{node.attr}` option was removed in JAX 0.4.14: pjit outputs are global "
-                                f"jax.Arrays, not GDAs, and the branch it selects uses GlobalDeviceArray (line "
-                                f"{branch.lineno}): migrate that branch to jax.Array by hand rather than reading `True`")
-        return self.finding(ctx, node, f"the `{node.attr}` option was removed in JAX 0.4.14: pjit outputs are global "
-                            "jax.Arrays", suggestion="True")
+        dead = f" (the GlobalDeviceArray branch on line {branch.lineno} no longer runs)" if branch is not None else ""
+        return self.finding(ctx, node, f"the `{node.attr}` option was removed in JAX 0.4.14: pjit outputs are "
+                            f"jax.Arrays, never GDAs: read `False`{dead}",
+                            Fix("unsafe" if turned_on else "safe", edits=(ctx.replace(node, "False"),),
+                                drop_unused_imports=importer(ctx).root_import(node)), replacement="False")
 
 
 def _in_condition(ctx: FileContext, node: ast.AST) -> bool:
