@@ -349,3 +349,36 @@ def test_a_script_outside_any_project_reads_nothing_else(tmp_path, monkeypatch):
     assert Roots().root(str(loose)) is None
     result = _cli(loose, "check", "--no-cache", "script.py")
     assert result.exit_code in (0, 1) and "selectt" not in result.output
+
+
+# issue 36, item 5: the projects of one run -------------------------------------------------------------------
+def test_projects_beside_each_other_are_not_linked_through_a_name_both_have(tmp_path):
+    """Each project resolves `shared.utils` to its own module; a script in no project that imports
+    `jax` is not linked to the `jax` package of a project beside it (the installed one is what runs);
+    a project nested in another is linked to it where the importer's own project has no such module."""
+    from jaxmigrate.engine.project import Roots
+
+    modules = {
+        "alpha/pyproject.toml": "", "alpha/train.py": "from shared.utils import double\n",
+        "alpha/shared/__init__.py": "", "alpha/shared/utils.py": "",
+        "beta/setup.py": "", "beta/train.py": "from shared.utils import triple\nimport lib.core\n",
+        "beta/shared/__init__.py": "", "beta/shared/utils.py": "",
+        "beta/lib/setup.cfg": "", "beta/lib/lib/__init__.py": "", "beta/lib/lib/core.py": "",
+        "jax041/setup.py": "", "jax041/jax/__init__.py": "", "loose/example.py": "import jax\n",
+    }
+    for name, text in modules.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    paths = [str(tmp_path / n) for n in modules if n.endswith(".py")]
+    graph = ModuleGraph(paths, project_of=Roots().root)
+    for i, path in enumerate(paths):
+        graph.add_names(i, imported_names(Path(path).read_bytes()))
+    names = [Path(p).relative_to(tmp_path).as_posix() for p in graph.paths]
+    edges = {names[i]: sorted(names[j] for j in e) for i, e in enumerate(graph.edges)}
+    assert edges["alpha/train.py"] == ["alpha/shared/__init__.py", "alpha/shared/utils.py"]
+    assert edges["beta/train.py"] == ["beta/lib/lib/__init__.py", "beta/lib/lib/core.py", "beta/shared/__init__.py",
+                                      "beta/shared/utils.py"]
+    assert edges["loose/example.py"] == []
+    unscoped = ModuleGraph(paths)  # one project: every module of that name
+    unscoped.add_names(names.index("alpha/train.py"), imported_names(b"from shared.utils import double\n"))
+    assert len(unscoped.edges[names.index("alpha/train.py")]) == 4

@@ -74,8 +74,8 @@ def scan(files: Sequence["SourceFile"], facts: Sequence[ProjectFact], cache=None
         extra = [f for f in others() if os.path.normcase(os.path.abspath(f.path)) not in given]
         every += extra
         known += [_scanned(file, facts, keys, cache) for file in extra]
-    found = Scan(ModuleGraph([str(f.path) for f in every], given=len(files)), wanted={f.key: [] for f in facts},
-                 files=every)
+    graph = ModuleGraph([str(f.path) for f in every], given=len(files), project_of=Roots().root)
+    found = Scan(graph, wanted={f.key: [] for f in facts}, files=every)
     for index, entry in enumerate(known):
         if entry is None:
             continue  # the run reports it (or, for a file it was not given, says nothing)
