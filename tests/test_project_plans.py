@@ -382,3 +382,56 @@ def test_projects_beside_each_other_are_not_linked_through_a_name_both_have(tmp_
     unscoped = ModuleGraph(paths)  # one project: every module of that name
     unscoped.add_names(names.index("alpha/train.py"), imported_names(b"from shared.utils import double\n"))
     assert len(unscoped.edges[names.index("alpha/train.py")]) == 4
+
+
+# issue 36, item 6: the plan reads the modules linked to the files given, not the whole project --------------
+KEPT_MESH = MAIN.replace("mesh = Mesh(np.array(jax.devices()), (\"x\",))\n", "").replace(
+    "with mesh:", "with open(__file__) as f, Mesh(np.array(jax.devices()), (\"x\",)) as mesh:")
+
+
+def _linked_project(tmp_path: Path) -> Path:
+    """model.py is imported by glue.py (no pjit, no mesh), which run.py imports: run.py keeps a
+    `with mesh:` it cannot lose (`as` on a `with` of two items), so model.py keeps its pjit.
+    other.py has a pjit and is linked to nothing."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    (root / "model.py").write_text(PLAIN_PJIT)
+    (root / "glue.py").write_text("from model import make_step\n")
+    (root / "run.py").write_text(KEPT_MESH.replace("from model import", "from glue import"))
+    (root / "other.py").write_text(PLAIN_PJIT)
+    for i in range(20):
+        (root / f"unrelated_{i}.py").write_text(f"import os\nVALUE = {i}\n")
+    return root
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_one_file_reads_the_modules_linked_to_it_and_no_other(tmp_path, cached):
+    from jaxmigrate.engine.discovery import discover, walk_files
+    from jaxmigrate.engine.project import declared, scan
+
+    root = _linked_project(tmp_path)
+    files, _ = discover([str(root / "model.py")])
+    cache = Cache(tmp_path / "cache") if cached else None
+    for _ in range(2 if cached else 1):  # with a cache: the second scan takes the imports from it
+        found = scan(files, declared(ALL), cache, lambda: walk_files([str(root)]))
+    read = sorted(Path(found.graph.paths[i]).name for i in found.graph.read)
+    assert read == ["glue.py", "model.py", "run.py"]  # what imports it, through any file; not other.py
+
+
+@pytest.mark.parametrize("cache", [["--no-cache"], []])
+def test_a_module_is_held_by_a_module_that_imports_it_outside_the_paths_given(tmp_path, cache):
+    """`fix model.py`: run.py, which imports it through glue.py, keeps its `with mesh:`, under which
+    model.py's pjit runs: model.py keeps it (a jax.jit there would find no mesh). As when the run is
+    given the whole project."""
+    root = _linked_project(tmp_path)
+    one = _cli(root, "check", *cache, "model.py")
+    assert "run.py:8 keeps its `with mesh:` (it is not among the paths given: fix them together)" in one.output
+    again = _cli(root, "check", *cache, "model.py")
+    assert again.output == one.output
+    whole = _cli(root, "check", "--no-cache", "--format", "json", ".")
+    import json
+
+    found, _ = json.JSONDecoder().raw_decode(whole.output)  # the summary follows (on stderr, mixed here)
+    held = [f["message"] for f in found if f["path"] == "model.py"]
+    assert held and all("run.py:8 keeps its `with mesh:` (JM702)" in m for m in held)

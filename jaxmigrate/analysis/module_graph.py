@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 # an import statement from the start of its line; found where the word "import" occurs (a bytes
 # search), as a multi-line regex over every line start costs several times more
@@ -77,20 +77,24 @@ class ModuleGraph:
         self._dotted: Dict[int, Tuple[str, ...]] = {}  # computed when asked
         self._named: Dict[str, List[int]] = defaultdict(list)  # the last part of a module's name -> files
         for index, path in enumerate(self.paths):
-            folder, base = os.path.split(path)
+            cut = path.rfind(os.sep)
+            base = path[cut + 1:]
             stem = base.rsplit(".", 1)[0]
-            self._named[os.path.basename(folder) if stem == "__init__" else stem].append(index)
-            if stem == "__init__":  # `import __init__`: a script's sibling only
-                self._named[stem].append(index)
-        self.edges: List[Set[int]] = [set() for _ in self.paths]
-        self.importers: List[Set[int]] = [set() for _ in self.paths]  # the reverse of ``edges``
-        self.imports: List[List[Tuple[int, str, List[str]]]] = [[] for _ in self.paths]  # ``imported_names`` per file
+            if stem == "__init__":
+                self._named[stem].append(index)  # `import __init__`: a script's sibling only
+                stem = path[path.rfind(os.sep, 0, cut) + 1:cut]  # a package is named by its folder
+            self._named[stem].append(index)
+        none: AbstractSet[int] = frozenset()
+        self.edges: List[AbstractSet[int]] = [none] * len(self.paths)  # a file not read links nothing yet
+        self.importers: Dict[int, Set[int]] = defaultdict(set)  # the reverse of ``edges``
+        self.imports: List[Sequence[Tuple[int, str, List[str]]]] = [()] * len(self.paths)  # ``imported_names`` per file
         self.read: Set[int] = set()  # the files whose imports were added
 
     def add_names(self, index: int, imports: Iterable[Tuple[int, str, List[str]]]) -> None:
         """Link file ``index`` to the files ``imports`` (``imported_names``' answer) name."""
         imports = self.imports[index] = list(imports)
         self.read.add(index)
+        edges = set(self.edges[index])
         for level, module, names in imports:
             if level:
                 package = self._package(index, level)
@@ -105,10 +109,11 @@ class ModuleGraph:
                     targets |= self._resolve(index, (*parts, n))
                 for end in range(1, len(parts)):  # `import a.b.c` runs a/__init__ and a/b/__init__
                     targets |= self._resolve(index, parts[:end], packages_only=True)
-            targets.discard(index)
-            for target in targets - self.edges[index]:
-                self.importers[target].add(index)
-            self.edges[index] |= targets
+            edges |= targets
+        edges.discard(index)
+        for target in edges:
+            self.importers[target].add(index)
+        self.edges[index] = edges
 
     def is_given(self, index: int) -> bool:
         """Whether file ``index`` is one of the run's (not only read for the plan)."""
@@ -194,7 +199,8 @@ def _nested(one: str, other: str) -> bool:
     return one == other or one.startswith(other.rstrip(os.sep) + os.sep) or other.startswith(one.rstrip(os.sep) + os.sep)
 
 
-def _closure(edges: List[Set[int]], starts: List[int]) -> Set[int]:
+def _closure(edges, starts: List[int]) -> Set[int]:
+    """``starts`` and every file the links ``edges`` (per file) lead to from them."""
     seen, todo = set(starts), list(starts)
     while todo:
         for nxt in edges[todo.pop()]:
