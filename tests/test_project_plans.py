@@ -435,3 +435,34 @@ def test_a_module_is_held_by_a_module_that_imports_it_outside_the_paths_given(tm
     found, _ = json.JSONDecoder().raw_decode(whole.output)  # the summary follows (on stderr, mixed here)
     held = [f["message"] for f in found if f["path"] == "model.py"]
     assert held and all("run.py:8 keeps its `with mesh:` (JM702)" in m for m in held)
+
+
+def test_a_search_for_importers_finds_every_form_of_import(tmp_path):
+    """The files that may import a module are found from their import lines: each form
+    ``imported_names`` reads (a name in brackets on a later line, a relative import of the package
+    itself), in a file read without the cache and from the cache alike."""
+    from jaxmigrate.engine.discovery import discover, walk_files
+    from jaxmigrate.engine.project import _import_lines, declared, scan
+
+    assert _import_lines(b"x = 1\nfrom m import (a,\n    train)\ny = (train)\nimport os\n") == \
+        b"from m import (a,\n    train)\nimport os"
+    root = tmp_path / "proj"
+    (root / "pkg" / "sub").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    (root / "pkg" / "__init__.py").write_text("from pkg.model import step\n")
+    (root / "pkg" / "model.py").write_text(PLAIN_PJIT)
+    importers = {
+        "bracket.py": "from pkg import (\n    other,\n    model,\n)\n",
+        "pkg/sub/relative.py": "from .. import step\n",  # pkg/__init__.py, which imports model.py
+        "dotted.py": "def main():\n    import pkg.model\n",
+        "text.py": "model = 1\nprint(model)\n",  # the name, in no import statement
+    }
+    for name, text in importers.items():
+        (root / name).write_text(text)
+    files, _ = discover([str(root / "pkg" / "model.py")])
+    for cache in (None, Cache(tmp_path / "cache"), Cache(tmp_path / "cache")):
+        found = scan(files, declared(ALL), cache, lambda: walk_files([str(root)]))
+        if cache is not None:
+            cache.save()
+        read = sorted(Path(found.graph.paths[i]).relative_to(root).as_posix() for i in found.graph.read)
+        assert read == ["bracket.py", "dotted.py", "pkg/__init__.py", "pkg/model.py", "pkg/sub/relative.py"]

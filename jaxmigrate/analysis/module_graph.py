@@ -73,7 +73,10 @@ class ModuleGraph:
         self.paths = [p if os.path.isabs(p) and os.path.normpath(p) == p else os.path.abspath(p) for p in paths]
         self.given: Optional[Set[int]] = set(range(given)) if given is not None and given < len(paths) else None
         self._project_of = project_of
-        self._projects: Dict[str, Optional[str]] = {}  # folder -> its project's key
+        self._projects: Dict[str, Optional[str]] = {}  # folder -> its project's root
+        self._project_by_file: Dict[int, Tuple[Optional[str], str]] = {}  # index -> ``_project``'s answer
+        self._folders: Dict[int, str] = {}  # index -> its folder, computed when asked
+        self._endings: Dict[Tuple[Tuple[str, ...], bool], List[int]] = {}  # ``_ending``'s answers
         self._dotted: Dict[int, Tuple[str, ...]] = {}  # computed when asked
         self._named: Dict[str, List[int]] = defaultdict(list)  # the last part of a module's name -> files
         for index, path in enumerate(self.paths):
@@ -161,15 +164,23 @@ class ModuleGraph:
     def _resolve(self, index: int, parts: Tuple[str, ...], packages_only: bool = False) -> Set[int]:
         named = self._named.get(parts[-1], ())
         if not packages_only and len(parts) == 1:  # a script's sibling comes first on sys.path
-            folder = os.path.dirname(self.paths[index])
-            siblings = [i for i in named if os.path.dirname(self.paths[i]) == folder
+            folder = self._folder(index)
+            siblings = [i for i in named if self._folder(i) == folder
                         and os.path.basename(self.paths[i]).rsplit(".", 1)[0] == parts[0]]
             if siblings:
                 return {siblings[-1]}
-        found = [i for i in named if self._dotted_of(i)[-len(parts):] == parts]
-        if packages_only:
-            found = [i for i in found if self.is_package(i)]
-        return self._own(index, found)
+        return self._own(index, self._ending(parts, packages_only))
+
+    def _ending(self, parts: Tuple[str, ...], packages_only: bool) -> List[int]:
+        """The files whose name ends with ``parts`` (packages only: their ``__init__``), each
+        import asked once (``import jax.numpy`` is in hundreds of files)."""
+        found = self._endings.get((parts, packages_only))
+        if found is None:
+            found = [i for i in self._named.get(parts[-1], ()) if self._dotted_of(i)[-len(parts):] == parts]
+            if packages_only:
+                found = [i for i in found if self.is_package(i)]
+            self._endings[(parts, packages_only)] = found
+        return found
 
     def _own(self, index: int, found: List[int]) -> Set[int]:
         """Of the files an import of file ``index`` may load, those of its own project if there
@@ -187,11 +198,20 @@ class ModuleGraph:
         """The root of the project of file ``index`` (None: it is in none), and where that project
         lies: its root, or for a file in none its folder (a script's folder is first on
         ``sys.path``)."""
-        folder = os.path.dirname(self.paths[index])
-        if folder not in self._projects:
-            self._projects[folder] = self._project_of(folder) if self._project_of is not None else None
-        root = self._projects[folder]
-        return root, root or folder
+        found = self._project_by_file.get(index)
+        if found is None:
+            folder = self._folder(index)
+            if folder not in self._projects:
+                self._projects[folder] = self._project_of(folder) if self._project_of is not None else None
+            root = self._projects[folder]
+            found = self._project_by_file[index] = (root, root or folder)
+        return found
+
+    def _folder(self, index: int) -> str:
+        folder = self._folders.get(index)
+        if folder is None:
+            folder = self._folders[index] = os.path.dirname(self.paths[index])
+        return folder
 
 
 def _nested(one: str, other: str) -> bool:

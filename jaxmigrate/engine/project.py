@@ -20,6 +20,7 @@ and a module among them keeps what it has (``ProjectFact.outside_part``).
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -110,7 +111,7 @@ class Scan:
         if entry is None:
             return  # the run reports it (or, for a file it was not given, says nothing)
         self.stats[index], (imports, wants, _) = entry
-        self.graph.add_names(index, _unpacked(imports))
+        self.graph.add_names(index, _unpacked(imports) if isinstance(imports, str) else imports)
         for key, files in self.wanted.items():
             if wants[key]:
                 files.append(index)
@@ -235,7 +236,7 @@ class _Reach:
                 continue
             lines = self._import_lines(index)
             if lines is not None and (any(_spells(lines, name) for name in spelt)
-                                      or packages and b"from ." in lines and graph.paths[index].startswith(packages)):
+                                      or packages and graph.paths[index].startswith(packages) and _RELATIVE.search(lines)):
                 found.add(index)
         self.read(found)
 
@@ -285,6 +286,7 @@ def _import_lines(data: bytes) -> bytes:
     return b"\n".join(parts)
 
 
+_RELATIVE = re.compile(rb"from[ \t]+\.")  # a relative import, maybe of the package itself (``from . import x``)
 _WORD = frozenset(b"_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
@@ -306,8 +308,9 @@ def _names_any(words: str, names: Set[str], packages: Tuple[str, ...], path: str
 
 
 def _packed(imports) -> str:
-    """``imported_names``' answer as one string (a line per statement): the cache of a large
-    project holds every file's, and its load costs a third of a one-file run as tuples and lists."""
+    """``imported_names``' answer as one string (a line per statement), as the cache keeps it: the
+    cache of a large project holds every file's, and as tuples and lists its load cost a third of a
+    one-file run."""
     return "\n".join(f"{level}|{module}|{','.join(names)}" for level, module, names in imports)  # no | in a name
 
 
@@ -330,7 +333,7 @@ def _words(imports) -> str:
 
 def _scanned(path: str, display: str, keys: Tuple[str, ...], facts: Sequence[ProjectFact], cache):
     """(stat, (imports, {fact key: byte test}, import words)) of the file at ``path`` (absolute,
-    normalised), from the cache or its bytes; None when it cannot be read."""
+    normalised), from the cache (imports ``_packed``) or its bytes; None when it cannot be read."""
     try:
         stat = stat_of(os.stat(path))
         known = cache.fact("scan", path, stat) if cache is not None else None
@@ -338,9 +341,11 @@ def _scanned(path: str, display: str, keys: Tuple[str, ...], facts: Sequence[Pro
             read_ns = time.time_ns()
             data = prefilter_input(_read(path), display)
             imports = imported_names(data)
-            known = (_packed(imports), {f.key: f.wants(data) for f in facts}, _words(imports))
-            if cache is not None:
-                cache.put_fact("scan", path, stat, read_ns, known)
+            wants = {f.key: f.wants(data) for f in facts}
+            if cache is None:
+                return stat, (imports, wants, "")  # the words serve a search of cached files only
+            known = (_packed(imports), wants, _words(imports))
+            cache.put_fact("scan", path, stat, read_ns, known)
     except OSError:
         return None
     return stat, known
