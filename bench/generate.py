@@ -19,7 +19,7 @@ import argparse
 import random
 import textwrap
 from pathlib import Path
-from typing import List, Set, Tuple
+from typing import List, Optional, Set, Tuple
 
 LICENSE = '''\
 # Copyright {year} The {org} Authors.
@@ -396,12 +396,13 @@ def module(rng: random.Random, target_lines: int, legacy: bool) -> str:
     return header + doc + "\n".join(plain + froms) + "\n\n" + "\n".join(b.strip("\n") + "\n\n" for b in blocks).rstrip() + "\n"
 
 
-def generate(out: Path, lines: int, legacy_share: float = 0.25, seed: int = 0) -> Tuple[int, int, int]:
-    """Write the tree; returns (files, lines, legacy files)."""
+def generate(out: Path, lines: int, legacy_share: float = 0.25, seed: int = 0,
+             max_files: Optional[int] = None) -> Tuple[int, int, int]:
+    """Write the tree (at most ``max_files`` files when given); returns (files, lines, legacy files)."""
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
     total = files = legacy_files = 0
-    while total < lines:
+    while total < lines and (max_files is None or files < max_files):
         package = out / f"{rng.choice(('models', 'data', 'train', 'utils', 'tests', 'serving'))}_{files // 40}"
         package.mkdir(exist_ok=True)
         size = min(int(rng.lognormvariate(5.3, 0.7)), 900)  # median ~200 lines, a long tail

@@ -6,6 +6,7 @@
     python bench/run.py --real                       # the real legacy trees of bench/trees.py, as one tree
     python bench/run.py --against REV --real         # this working tree's jaxmigrate and REV's, per tree
     python bench/run.py --one-file --against REV     # the one-file rows of both
+    python bench/run.py --in-tree [--against REV]    # one file in a 10,000-file project, and alone (bench/in_tree.py)
     options: --repeat K (default 3), --jobs N (default: CPU count), --json FILE
 
 With ``--against REV`` (a git revision of this repository; bench/against.py builds its jaxmigrate
@@ -351,11 +352,22 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="the bench's cache: built revisions and real trees (default $JAXMIGRATE_BENCH_CACHE "
                              "or jaxmigrate-bench in the temp folder)")
+    parser.add_argument("--in-tree", nargs="?", const=10_000, type=int, metavar="FILES",
+                        help="instead: check of one file inside a generated project of this many files (default "
+                             "10000) and alone, cold and warm (bench/in_tree.py)")
     trees.add_arguments(parser)
     args = parser.parse_args()
     if args.fail_over is not None and not args.against:
         parser.error("--fail-over needs --against")
     cache = args.cache_dir or trees.default_cache()
+    if args.in_tree:
+        import in_tree
+
+        argv = ["--files", str(args.in_tree), "--repeat", str(args.repeat)]
+        argv += ["--json", str(args.json)] if args.json else []
+        argv += ["--against", args.against, "--cache-dir", str(cache)] if args.against else []
+        in_tree.main(argv)
+        return
     if args.one_file:
         import one_file
 

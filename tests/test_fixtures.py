@@ -101,6 +101,24 @@ def _project_listing(title: str, findings: dict) -> str:
     return "".join(_listing(f"{title}: {name}", found) for name, found in sorted(findings.items()) if found)
 
 
+def _as_folder(texts: dict, before: Path) -> dict:
+    """The texts by file name as the folders they make (what ``assert_match_dir`` compares), with
+    the project's other files (its ``pyproject.toml``: where a project starts) as they are."""
+    files = dict(texts)
+    for path in before.rglob("*"):
+        name = path.relative_to(before).as_posix()
+        if path.is_file() and name not in files and "__pycache__" not in name:
+            files[name] = path.read_text()
+    folder: dict = {}
+    for name, text in files.items():
+        *parents, base = name.split("/")
+        node = folder
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[base] = text
+    return folder
+
+
 @pytest.mark.parametrize("case", PROJECTS, ids=_project_id)
 def test_project_fixture(case: Path, snapshot, monkeypatch):
     opts = _options(case / "before.py")
@@ -108,7 +126,7 @@ def test_project_fixture(case: Path, snapshot, monkeypatch):
     _, checked = run_project(Path("."), fix=False, unsafe=opts["unsafe"], target=opts["target"])
     fixed, left = run_project(Path("."), fix=True, unsafe=opts["unsafe"], target=opts["target"])
     snapshot.snapshot_dir = case
-    snapshot.assert_match_dir(fixed, "after")
+    snapshot.assert_match_dir(_as_folder(fixed, case / "before"), "after")
     snapshot.assert_match(_project_listing("check", checked) + _project_listing("left after fix", left),
                           "findings.txt")
 

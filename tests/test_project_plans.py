@@ -349,3 +349,120 @@ def test_a_script_outside_any_project_reads_nothing_else(tmp_path, monkeypatch):
     assert Roots().root(str(loose)) is None
     result = _cli(loose, "check", "--no-cache", "script.py")
     assert result.exit_code in (0, 1) and "selectt" not in result.output
+
+
+# issue 36, item 5: the projects of one run -------------------------------------------------------------------
+def test_projects_beside_each_other_are_not_linked_through_a_name_both_have(tmp_path):
+    """Each project resolves `shared.utils` to its own module; a script in no project that imports
+    `jax` is not linked to the `jax` package of a project beside it (the installed one is what runs);
+    a project nested in another is linked to it where the importer's own project has no such module."""
+    from jaxmigrate.engine.project import Roots
+
+    modules = {
+        "alpha/pyproject.toml": "", "alpha/train.py": "from shared.utils import double\n",
+        "alpha/shared/__init__.py": "", "alpha/shared/utils.py": "",
+        "beta/setup.py": "", "beta/train.py": "from shared.utils import triple\nimport lib.core\n",
+        "beta/shared/__init__.py": "", "beta/shared/utils.py": "",
+        "beta/lib/setup.cfg": "", "beta/lib/lib/__init__.py": "", "beta/lib/lib/core.py": "",
+        "jax041/setup.py": "", "jax041/jax/__init__.py": "", "loose/example.py": "import jax\n",
+    }
+    for name, text in modules.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    paths = [str(tmp_path / n) for n in modules if n.endswith(".py")]
+    graph = ModuleGraph(paths, project_of=Roots().root)
+    for i, path in enumerate(paths):
+        graph.add_names(i, imported_names(Path(path).read_bytes()))
+    names = [Path(p).relative_to(tmp_path).as_posix() for p in graph.paths]
+    edges = {names[i]: sorted(names[j] for j in e) for i, e in enumerate(graph.edges)}
+    assert edges["alpha/train.py"] == ["alpha/shared/__init__.py", "alpha/shared/utils.py"]
+    assert edges["beta/train.py"] == ["beta/lib/lib/__init__.py", "beta/lib/lib/core.py", "beta/shared/__init__.py",
+                                      "beta/shared/utils.py"]
+    assert edges["loose/example.py"] == []
+    unscoped = ModuleGraph(paths)  # one project: every module of that name
+    unscoped.add_names(names.index("alpha/train.py"), imported_names(b"from shared.utils import double\n"))
+    assert len(unscoped.edges[names.index("alpha/train.py")]) == 4
+
+
+# issue 36, item 6: the plan reads the modules linked to the files given, not the whole project --------------
+KEPT_MESH = MAIN.replace("mesh = Mesh(np.array(jax.devices()), (\"x\",))\n", "").replace(
+    "with mesh:", "with open(__file__) as f, Mesh(np.array(jax.devices()), (\"x\",)) as mesh:")
+
+
+def _linked_project(tmp_path: Path) -> Path:
+    """model.py is imported by glue.py (no pjit, no mesh), which run.py imports: run.py keeps a
+    `with mesh:` it cannot lose (`as` on a `with` of two items), so model.py keeps its pjit.
+    other.py has a pjit and is linked to nothing."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    (root / "model.py").write_text(PLAIN_PJIT)
+    (root / "glue.py").write_text("from model import make_step\n")
+    (root / "run.py").write_text(KEPT_MESH.replace("from model import", "from glue import"))
+    (root / "other.py").write_text(PLAIN_PJIT)
+    for i in range(20):
+        (root / f"unrelated_{i}.py").write_text(f"import os\nVALUE = {i}\n")
+    return root
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_one_file_reads_the_modules_linked_to_it_and_no_other(tmp_path, cached):
+    from jaxmigrate.engine.discovery import discover, walk_files
+    from jaxmigrate.engine.project import declared, scan
+
+    root = _linked_project(tmp_path)
+    files, _ = discover([str(root / "model.py")])
+    cache = Cache(tmp_path / "cache") if cached else None
+    for _ in range(2 if cached else 1):  # with a cache: the second scan takes the imports from it
+        found = scan(files, declared(ALL), cache, lambda: walk_files([str(root)]))
+    read = sorted(Path(found.graph.paths[i]).name for i in found.graph.read)
+    assert read == ["glue.py", "model.py", "run.py"]  # what imports it, through any file; not other.py
+
+
+@pytest.mark.parametrize("cache", [["--no-cache"], []])
+def test_a_module_is_held_by_a_module_that_imports_it_outside_the_paths_given(tmp_path, cache):
+    """`fix model.py`: run.py, which imports it through glue.py, keeps its `with mesh:`, under which
+    model.py's pjit runs: model.py keeps it (a jax.jit there would find no mesh). As when the run is
+    given the whole project."""
+    root = _linked_project(tmp_path)
+    one = _cli(root, "check", *cache, "model.py")
+    assert "run.py:8 keeps its `with mesh:` (it is not among the paths given: fix them together)" in one.output
+    again = _cli(root, "check", *cache, "model.py")
+    assert again.output == one.output
+    whole = _cli(root, "check", "--no-cache", "--format", "json", ".")
+    import json
+
+    found, _ = json.JSONDecoder().raw_decode(whole.output)  # the summary follows (on stderr, mixed here)
+    held = [f["message"] for f in found if f["path"] == "model.py"]
+    assert held and all("run.py:8 keeps its `with mesh:` (JM702)" in m for m in held)
+
+
+def test_a_search_for_importers_finds_every_form_of_import(tmp_path):
+    """The files that may import a module are found from their import lines: each form
+    ``imported_names`` reads (a name in brackets on a later line, a relative import of the package
+    itself), in a file read without the cache and from the cache alike."""
+    from jaxmigrate.engine.discovery import discover, walk_files
+    from jaxmigrate.engine.project import _import_lines, declared, scan
+
+    assert _import_lines(b"x = 1\nfrom m import (a,\n    train)\ny = (train)\nimport os\n") == \
+        b"from m import (a,\n    train)\nimport os"
+    root = tmp_path / "proj"
+    (root / "pkg" / "sub").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    (root / "pkg" / "__init__.py").write_text("from pkg.model import step\n")
+    (root / "pkg" / "model.py").write_text(PLAIN_PJIT)
+    importers = {
+        "bracket.py": "from pkg import (\n    other,\n    model,\n)\n",
+        "pkg/sub/relative.py": "from .. import step\n",  # pkg/__init__.py, which imports model.py
+        "dotted.py": "def main():\n    import pkg.model\n",
+        "text.py": "model = 1\nprint(model)\n",  # the name, in no import statement
+    }
+    for name, text in importers.items():
+        (root / name).write_text(text)
+    files, _ = discover([str(root / "pkg" / "model.py")])
+    for cache in (None, Cache(tmp_path / "cache"), Cache(tmp_path / "cache")):
+        found = scan(files, declared(ALL), cache, lambda: walk_files([str(root)]))
+        if cache is not None:
+            cache.save()
+        read = sorted(Path(found.graph.paths[i]).relative_to(root).as_posix() for i in found.graph.read)
+        assert read == ["bracket.py", "dotted.py", "pkg/__init__.py", "pkg/model.py", "pkg/sub/relative.py"]

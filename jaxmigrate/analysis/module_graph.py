@@ -11,6 +11,14 @@ beside the importer (a script's folder is the first on ``sys.path``); a relative
 resolved against the importer's package. An import in a string or a comment counts too: a link too
 many holds a rewrite back, one too few lets it break code.
 
+The projects of a run are kept apart (``project_of``: engine/project.py's roots, the folder of the
+nearest ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, else the top of the package chain): an
+import resolves to the modules of the importer's own project when it has any, else to those of a
+project nested with it (a ``jaxlib/setup.py`` inside ``jax/``), never to a project beside it. In a
+run over a folder of several projects, two of them were joined through a module name both have
+(``shared.utils``) or both import (``jax``, whose source was a third project of the run), and a
+script of one was held back by a ``with mesh:`` of the other.
+
 ``given``: the files of the run, when the graph also holds other files of their project
 (engine/project.py), which are read for the plan and never fixed; None when it holds only those.
 """
@@ -20,7 +28,7 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 # an import statement from the start of its line; found where the word "import" occurs (a bytes
 # search), as a multi-line regex over every line start costs several times more
@@ -53,30 +61,43 @@ def imported_names(data: bytes) -> List[Tuple[int, str, List[str]]]:
 
 
 class ModuleGraph:
-    """The import links between the files of one run (indexes into ``paths``)."""
+    """The import links between files (indexes into ``paths``), of the files read so far: a file's
+    links are known once ``add_names`` has been given its imports (engine/project.py reads the
+    files of a project lazily, only those linked to the run's)."""
 
-    def __init__(self, paths: Sequence[str], given: Optional[int] = None) -> None:
+    def __init__(self, paths: Sequence[str], given: Optional[int] = None,
+                 project_of: Optional[Callable[[str], Optional[str]]] = None) -> None:
         """``paths``: the files; ``given``: how many of them, from the first, the run was given
-        (the rest are other files of their projects), None: all."""
-        self.paths = [os.path.abspath(p) for p in paths]
+        (the rest are other files of their projects), None: all; ``project_of``: the root of the
+        project of a folder (None: the folder is in none), None: every file in one project."""
+        self.paths = [p if os.path.isabs(p) and os.path.normpath(p) == p else os.path.abspath(p) for p in paths]
         self.given: Optional[Set[int]] = set(range(given)) if given is not None and given < len(paths) else None
-        self._dotted: List[Tuple[str, ...]] = []
-        self._by_suffix: Dict[Tuple[str, ...], Set[int]] = defaultdict(set)
-        self._by_folder: Dict[Tuple[str, str], int] = {}
+        self._project_of = project_of
+        self._projects: Dict[str, Optional[str]] = {}  # folder -> its project's root
+        self._project_by_file: Dict[int, Tuple[Optional[str], str]] = {}  # index -> ``_project``'s answer
+        self._folders: Dict[int, str] = {}  # index -> its folder, computed when asked
+        self._endings: Dict[Tuple[Tuple[str, ...], bool], List[int]] = {}  # ``_ending``'s answers
+        self._dotted: Dict[int, Tuple[str, ...]] = {}  # computed when asked
+        self._named: Dict[str, List[int]] = defaultdict(list)  # the last part of a module's name -> files
         for index, path in enumerate(self.paths):
-            parts = tuple(p for p in os.path.splitdrive(path)[1].split(os.sep) if p)  # the whole path, below its drive
-            stem = parts[-1].rsplit(".", 1)[0]
-            dotted = parts[:-1] if stem == "__init__" else (*parts[:-1], stem)
-            self._dotted.append(dotted)
-            for start in range(len(dotted)):
-                self._by_suffix[dotted[start:]].add(index)
-            self._by_folder[(os.path.dirname(path), stem)] = index
-        self.edges: List[Set[int]] = [set() for _ in self.paths]
-        self.imports: List[List[Tuple[int, str, List[str]]]] = [[] for _ in self.paths]  # ``imported_names`` per file
+            cut = path.rfind(os.sep)
+            base = path[cut + 1:]
+            stem = base.rsplit(".", 1)[0]
+            if stem == "__init__":
+                self._named[stem].append(index)  # `import __init__`: a script's sibling only
+                stem = path[path.rfind(os.sep, 0, cut) + 1:cut]  # a package is named by its folder
+            self._named[stem].append(index)
+        none: AbstractSet[int] = frozenset()
+        self.edges: List[AbstractSet[int]] = [none] * len(self.paths)  # a file not read links nothing yet
+        self.importers: Dict[int, Set[int]] = defaultdict(set)  # the reverse of ``edges``
+        self.imports: List[Sequence[Tuple[int, str, List[str]]]] = [()] * len(self.paths)  # ``imported_names`` per file
+        self.read: Set[int] = set()  # the files whose imports were added
 
     def add_names(self, index: int, imports: Iterable[Tuple[int, str, List[str]]]) -> None:
         """Link file ``index`` to the files ``imports`` (``imported_names``' answer) name."""
         imports = self.imports[index] = list(imports)
+        self.read.add(index)
+        edges = set(self.edges[index])
         for level, module, names in imports:
             if level:
                 package = self._package(index, level)
@@ -91,7 +112,11 @@ class ModuleGraph:
                     targets |= self._resolve(index, (*parts, n))
                 for end in range(1, len(parts)):  # `import a.b.c` runs a/__init__ and a/b/__init__
                     targets |= self._resolve(index, parts[:end], packages_only=True)
-            self.edges[index] |= targets - {index}
+            edges |= targets
+        edges.discard(index)
+        for target in edges:
+            self.importers[target].add(index)
+        self.edges[index] = edges
 
     def is_given(self, index: int) -> bool:
         """Whether file ``index`` is one of the run's (not only read for the plan)."""
@@ -99,36 +124,110 @@ class ModuleGraph:
 
     def reachable(self, start: int) -> Set[int]:
         """The files ``start`` imports, directly or through others (``start`` itself not included)."""
-        seen, todo = {start}, [start]
-        while todo:
-            for nxt in self.edges[todo.pop()]:
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return seen - {start}
+        return _closure(self.edges, [start]) - {start}
+
+    def reaching(self, starts: Iterable[int]) -> Set[int]:
+        """The files that import one of ``starts``, directly or through others, among those read."""
+        starts = list(starts)
+        return _closure(self.importers, starts) - set(starts)
+
+    def name(self, index: int) -> str:
+        """The last part of the module name of file ``index``: what a file that imports it spells
+        (``model`` of ``pkg/model.py``, ``pkg`` of ``pkg/__init__.py``)."""
+        return self._dotted_of(index)[-1]
+
+    def is_package(self, index: int) -> bool:
+        return os.path.basename(self.paths[index]).startswith("__init__.")
 
     def resolve(self, index: int, dotted: str) -> Set[int]:
         """The files an absolute import of ``dotted`` in file ``index`` may load."""
         return self._resolve(index, tuple(dotted.split(".")))
 
+    def _dotted_of(self, index: int) -> Tuple[str, ...]:
+        """The whole path as a module name, below its drive (``/src/EasyLM/jax_utils.py``:
+        ``src.EasyLM.jax_utils``)."""
+        dotted = self._dotted.get(index)
+        if dotted is None:
+            parts = tuple(p for p in os.path.splitdrive(self.paths[index])[1].split(os.sep) if p)
+            stem = parts[-1].rsplit(".", 1)[0]
+            dotted = self._dotted[index] = parts[:-1] if stem == "__init__" else (*parts[:-1], stem)
+        return dotted
+
     def _package(self, index: int, level: int):
-        dotted = self._dotted[index]
-        is_init = os.path.basename(self.paths[index]).startswith("__init__.")
-        package = dotted if is_init else dotted[:-1]
+        dotted = self._dotted_of(index)
+        package = dotted if self.is_package(index) else dotted[:-1]
         return package[: len(package) - (level - 1)] if level - 1 <= len(package) else None
 
     def _exact(self, dotted: Tuple[str, ...]) -> Set[int]:
-        return {i for i in self._by_suffix.get(dotted, ()) if self._dotted[i] == dotted}
+        return {i for i in self._named.get(dotted[-1], ()) if self._dotted_of(i) == dotted} if dotted else set()
 
     def _resolve(self, index: int, parts: Tuple[str, ...], packages_only: bool = False) -> Set[int]:
-        found = self._by_suffix.get(parts, set())
-        if packages_only:
-            return {i for i in found if os.path.basename(self.paths[i]).startswith("__init__.")}
-        if len(parts) == 1:  # a script's sibling comes first on sys.path
-            sibling = self._by_folder.get((os.path.dirname(self.paths[index]), parts[0]))
-            if sibling is not None:
-                return {sibling}
-        return set(found)
+        named = self._named.get(parts[-1], ())
+        if not packages_only and len(parts) == 1:  # a script's sibling comes first on sys.path
+            folder = self._folder(index)
+            siblings = [i for i in named if self._folder(i) == folder
+                        and os.path.basename(self.paths[i]).rsplit(".", 1)[0] == parts[0]]
+            if siblings:
+                return {siblings[-1]}
+        return self._own(index, self._ending(parts, packages_only))
+
+    def _ending(self, parts: Tuple[str, ...], packages_only: bool) -> List[int]:
+        """The files whose name ends with ``parts`` (packages only: their ``__init__``), each
+        import asked once (``import jax.numpy`` is in hundreds of files)."""
+        found = self._endings.get((parts, packages_only))
+        if found is None:
+            found = [i for i in self._named.get(parts[-1], ()) if self._dotted_of(i)[-len(parts):] == parts]
+            if packages_only:
+                found = [i for i in found if self.is_package(i)]
+            self._endings[(parts, packages_only)] = found
+        return found
+
+    def _own(self, index: int, found: List[int]) -> Set[int]:
+        """Of the files an import of file ``index`` may load, those of its own project if there
+        are any, else those of a project nested with its own (one's folder inside the other's);
+        never those of a project beside it: two projects of one run are not linked through a
+        module name both import (or both have). A file in no project counts as one of the files
+        in none, placed at its folder."""
+        if not found or self._project_of is None:
+            return set(found)
+        key, place = self._project(index)
+        same = {i for i in found if self._project(i)[0] == key}
+        return same or {i for i in found if _nested(place, self._project(i)[1])}
+
+    def _project(self, index: int) -> Tuple[Optional[str], str]:
+        """The root of the project of file ``index`` (None: it is in none), and where that project
+        lies: its root, or for a file in none its folder (a script's folder is first on
+        ``sys.path``)."""
+        found = self._project_by_file.get(index)
+        if found is None:
+            folder = self._folder(index)
+            if folder not in self._projects:
+                self._projects[folder] = self._project_of(folder) if self._project_of is not None else None
+            root = self._projects[folder]
+            found = self._project_by_file[index] = (root, root or folder)
+        return found
+
+    def _folder(self, index: int) -> str:
+        folder = self._folders.get(index)
+        if folder is None:
+            folder = self._folders[index] = os.path.dirname(self.paths[index])
+        return folder
+
+
+def _nested(one: str, other: str) -> bool:
+    """Whether one of two folders is the other or inside it."""
+    return one == other or one.startswith(other.rstrip(os.sep) + os.sep) or other.startswith(one.rstrip(os.sep) + os.sep)
+
+
+def _closure(edges, starts: List[int]) -> Set[int]:
+    """``starts`` and every file the links ``edges`` (per file) lead to from them."""
+    seen, todo = set(starts), list(starts)
+    while todo:
+        for nxt in edges[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
 
 
 def linked_groups(graph: ModuleGraph, members: Iterable[int]) -> List[List[int]]:

@@ -39,6 +39,11 @@ class ProjectFact:
     key: str = ""
     #: rules whose findings ``part`` reads, run on the members even when not selected
     reads_codes: Tuple[str, ...] = ()
+    #: which other files of the project of the run's files the fact needs read (engine/project.py):
+    #: "project", every one; "imports", the modules the run's files import; "linked", the modules
+    #: linked to a run's file that passes ``wants`` (one imports the other, directly or through any
+    #: file), those linked to such modules, and so on
+    reach: str = "project"
 
     def needed(self, codes: Sequence[str], files: int) -> bool:
         """Whether a run with these selected rule codes over this many files needs the fact."""

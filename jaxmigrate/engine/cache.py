@@ -142,8 +142,9 @@ class Cache:
 
     def fact(self, kind: str, path: Path, stat: Stat, settings: bytes = b""):
         """What was stored of ``kind`` for ``path`` (the mesh plan's import list, its verdict on the
-        file) if the file was not touched since it was read; else None (``None`` is never stored)."""
-        entry = self.facts.get(f"{kind}:{os.path.abspath(path)}")
+        file) if the file was not touched since it was read; else None (``None`` is never stored).
+        A string ``path`` is taken as absolute and normalised (a project's walk finds thousands)."""
+        entry = self.facts.get(f"{kind}:{path if isinstance(path, str) else os.path.abspath(path)}")
         try:
             if entry is None or tuple(entry[0]) != stat or not stat[0] < entry[1] - RACY_NS or entry[2] != settings:
                 return None

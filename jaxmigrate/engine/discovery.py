@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 if TYPE_CHECKING:  # pragma: no cover
     import pathspec
@@ -111,6 +111,11 @@ class _Excludes:
             return False
         return self.spec.match_file(rel + ("/" if is_dir else ""))
 
+    def may_exclude_files(self, folder: str, real: str = "") -> bool:
+        """Whether a file of ``folder`` (``real``: its real path, where known) may be excluded (else
+        the walk asks for none of them)."""
+        return self.spec is not None
+
 
 class _PerFolder:
     """Exclusions like ruff's: each folder's come from its nearest configuration (``Configs``);
@@ -130,15 +135,22 @@ class _PerFolder:
             return True
         if self.replaced is not None:
             return self.replaced.excluded(path, is_dir)
-        folder = os.path.dirname(path)
+        return self._of(os.path.dirname(path)).excluded(path, is_dir)
+
+    def may_exclude_files(self, folder: str, real: str = "") -> bool:
+        if self.extra is not None and self.extra.may_exclude_files(folder):
+            return True
+        return (self.replaced or self._of(folder, real)).may_exclude_files(folder)
+
+    def _of(self, folder: str, real: str = "") -> _Excludes:
         excludes = self._by_folder.get(folder)
         if excludes is None:
-            config = self.configs.for_folder(Path(folder).resolve())
+            config = self.configs.for_folder(Path(real) if real else Path(folder).resolve())
             excludes = self._by_root.get(config.root)
             if excludes is None:
                 excludes = self._by_root[config.root] = _Excludes(config.root, config.exclude, config.extend_exclude)
             self._by_folder[folder] = excludes
-        return excludes.excluded(path, is_dir)
+        return excludes
 
 
 def discover(paths: Sequence[str], *, root: Optional[Path] = None, exclude: Optional[Sequence[str]] = None,
@@ -149,8 +161,25 @@ def discover(paths: Sequence[str], *, root: Optional[Path] = None, exclude: Opti
     relative to ``root``, the folder of the configuration). With ``configs`` (an
     ``engine.config.Configs``) each folder's configuration decides instead, and ``exclude`` and
     ``extend_exclude`` are the command line's, relative to the working directory."""
+    found, missing = _found(paths, root, exclude, extend_exclude, configs)
+    files = [SourceFile(path if isinstance(path, Path) else Path(path), display, real) for path, display, real in found]
+    return sorted(files, key=lambda f: f.display), missing
+
+
+def walk_files(folders: Sequence[str], *, exclude: Optional[Sequence[str]] = None, extend_exclude: Sequence[str] = (),
+               configs=None) -> List[Tuple[str, str]]:
+    """(path, display) of the files ``discover`` finds under ``folders`` (the same files, in its
+    order), without making a ``Path`` of each: the other files of a project, which the plan that
+    spans modules (engine/project.py) mostly only names."""
+    found, _ = _found(folders, None, exclude, extend_exclude, configs)
+    return sorted(((str(path), display) for path, display, _ in found), key=lambda f: f[1])
+
+
+def _found(paths: Sequence[str], root: Optional[Path], exclude: Optional[Sequence[str]], extend_exclude: Sequence[str],
+           configs) -> Tuple[List[Tuple[Union[str, Path], str, str]], List[str]]:
+    """(path as opened, display, real path) of each file to process, and the paths that do not exist."""
     missing: List[str] = []
-    found: Dict[str, SourceFile] = {}  # by real path (normcase: how Windows compares paths)
+    found: Dict[str, Tuple[Union[str, Path], str, str]] = {}  # by real path (normcase: how Windows compares paths)
     names: Dict[Inode, str] = {}  # (device, inode) -> the real path of its first name
     ignores = _Ignores()
     excludes = _PerFolder(configs, exclude, extend_exclude) if configs is not None else _Excludes(root, exclude, extend_exclude)
@@ -164,16 +193,16 @@ def discover(paths: Sequence[str], *, root: Optional[Path] = None, exclude: Opti
             st = None if dangling else os.stat(top)
             resolved = str(top.resolve())
             real = _first_name(names, os.path.normcase(resolved), st and (st.st_dev, st.st_ino))
-            found.setdefault(real, SourceFile(top, _display(top), resolved))
+            found.setdefault(real, (top, _display(top), resolved))
             continue
         cwd = os.getcwd()
         linked: Set[str] = set()  # real paths found through a symbolic link to the file, so far
         for path, resolved, link, inode in _walk(os.path.abspath(raw), ignores, excludes):
             real = _first_name(names, os.path.normcase(resolved), inode)
             if real not in found or real in linked and not link:  # the file itself over a link to it
-                found[real] = SourceFile(Path(path), _relative(path, cwd), resolved)
+                found[real] = (path, _relative(path, cwd), resolved)
                 (linked.add if link else linked.discard)(real)
-    return sorted(found.values(), key=lambda f: f.display), missing
+    return list(found.values()), missing
 
 
 def _first_name(names: Dict[Inode, str], real: str, inode: Optional[Inode]) -> str:
@@ -205,6 +234,7 @@ def _walk(root: str, ignores: _Ignores, excludes) -> Iterator[Tuple[str, str, bo
         except OSError:
             device = None
         dirs = []
+        some_excluded = excludes.may_exclude_files(folder, real)  # mostly none: no question per file
         for entry in entries:
             try:
                 is_dir = entry.is_dir()
@@ -214,7 +244,8 @@ def _walk(root: str, ignores: _Ignores, excludes) -> Iterator[Tuple[str, str, bo
                 if not excludes.excluded(entry.path, True) and not (chain and ignores.ignored(entry.path, True)):
                     dirs.append((entry.path, _real(entry, real)))
             elif entry.name.endswith((".py", ".ipynb")) and (entry.is_file() or _dangling(entry)):
-                if not excludes.excluded(entry.path, False) and not (chain and ignores.ignored(entry.path, False)):
+                if not (some_excluded and excludes.excluded(entry.path, False)) \
+                        and not (chain and ignores.ignored(entry.path, False)):
                     link = entry.is_symlink()
                     yield entry.path, _real(entry, real), link, None if link or device is None else (device, entry.inode())
         for sub, sub_real in dirs:

@@ -205,13 +205,13 @@ def _untouched(pending: List[Tuple[int, SourceFile]], settings: Settings, cache,
 
 def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = None,
         progress: Optional[Callable[[int, int], None]] = None, cache=None,
-        others: Optional[Callable[[], Sequence[SourceFile]]] = None) -> List[FileResult]:
+        others: Optional[Callable[[], Sequence[Tuple[str, str]]]] = None) -> List[FileResult]:
     """Process ``files``; ``progress(done, total)`` is called as files complete.
 
     With a ``cache`` (``engine.cache.Cache``), ``check`` reuses and stores findings; ``fix`` only
     skips the files the cache knows to have nothing to report. ``others``: the other files of the
-    files' projects, asked for when a project fact needs them (engine/project.py), read for the
-    plan and never processed."""
+    files' projects as (path, display), asked for when a project fact needs them (engine/project.py),
+    read for the plan and never processed."""
     results: List[Optional[FileResult]] = [None] * len(files)
     with _ctrl_c() as stop:  # Ctrl-C at any point stops the run before the next file (none is half done)
         if settings.fix and settings.write:  # what a killed earlier run left behind
@@ -313,7 +313,7 @@ def _with_project_facts(files: Sequence[SourceFile], settings: Settings, jobs: O
             cache.put_fact("parts", every[i].path, key.stat, key.read_ns, parts[i],
                            _parts_key(settings, every[i], i < len(files)))
     values = {fact.key: fact.combine(found.graph, {i: parts.get(i, {}).get(fact.key) for i in members[fact.key]},
-                                     [f.display for f in every]) for fact in facts}
+                                     every.displays) for fact in facts}
     planned = replace(settings, project=project.table(every, values), plan_project=False)
     if todo and not settings.fix:  # the first analysis is the result of a file the facts say nothing of,
         by_key = {fact.key: fact for fact in facts}  # or whose findings with its values they can settle

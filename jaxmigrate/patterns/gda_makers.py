@@ -35,6 +35,7 @@ Link = Tuple[int, str, Optional[List[str]], int]  # importer, how it spells the 
 
 class GdaMakers(ProjectFact):
     key = IMPORTED_MAKERS + GDA
+    reach = "imports"
 
     def wants(self, data: bytes) -> bool:
         return any(w in data for w in GDA_WORDS)

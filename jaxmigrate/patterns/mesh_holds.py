@@ -39,6 +39,7 @@ Part = Tuple[Optional[str], bool, bool]  # (why it keeps the old API, or None; t
 class MeshHolds(ProjectFact):
     key = PROJECT_HOLD
     reads_codes = MESH_CODES
+    reach = "linked"  # a group holds a module linked to it either way: its importers are read too
 
     def needed(self, codes: Sequence[str], files: int) -> bool:
         pair = set(MESH_CODES) & set(codes)
