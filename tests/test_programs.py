@@ -40,21 +40,20 @@ PER_PROCESS = re.compile(r"\b(pmap|device_put_replicated|device_put_sharded|proc
 # (program, processes) verifications known not to be equivalent, each with its reason (strict:
 # one that starts passing must be taken off this list)
 KNOWN: Dict[Tuple[str, int], str] = {
-    ("pmap_devices", 2): "the legacy runtime (the installed JAX's pmap) refuses a `devices=` list in which a "
-                         "process's devices are not contiguous (the interleaved order): 'devices connected to a "
-                         "single host must form a contiguous subcube' (not checked on a real JAX 0.4)",
-    **{(name, 2): "JM706 maps a mesh of every device (jax.devices()) while each process passes its own rows: "
-                  "shard_map raises 'not evenly divisible' on the after side (JM706 for several processes is due on main)"
-       for name in ("pmap_collectives", "pmap_donate", "pmap_in_axes_none", "pmap_multihost_eval", "pmap_static_args",
-                    "pmap_training_loop")},
+    ("pmap_devices", 2): "its reversed `devices=` call: the verifier's pmap recorder (RecordedPmap) makes the output "
+                         "a global array over the devices grouped by process, not over the `devices=` list, and raises "
+                         "'device_put expects an array with exactly one shard' on the before side; its interleaved call "
+                         "(process 0's devices at places 0, 1, 4, 5): host_local_array_to_global_array, which "
+                         "host_local_call runs, refuses it on the after side ('devices connected to a single host must "
+                         "form a contiguous subcube'), as the installed JAX's pmap did on the before side",
+    ("pmap_donate", 2): "with several processes the legacy runtime's pmap (the installed JAX's, which converts "
+                        "host-local inputs to global arrays) leaves the donated host-local input alive: "
+                        "`assert old.is_deleted()` fails on the before side (and on the after side, whose "
+                        "host_local_call does the same); no JAX 0.4 runs several processes on CPU to compare",
 }
 
 # programs whose migration leaves findings (strict too)
-LEFT: Dict[str, str] = {
-    name: "JM706 reports pmap in a module written for several processes (process_index) and leaves it (JM706 for "
-          "several processes is due on main)"
-    for name in ("pmap_multihost_train", "pmap_multihost_collectives", "pmap_multihost_eval")
-}
+LEFT: Dict[str, str] = {}
 
 
 def siblings(program: Path) -> List[str]:

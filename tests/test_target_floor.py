@@ -45,6 +45,7 @@ AVAILABLE = {
     "jax.shard_map": ("0.6.1", None),
     "jax.jit": ("0.1.0", None),
     "jax.devices": ("0.1.0", None),
+    "jax.process_count": ("0.2.13", None),  # jax/__init__.py at jax-v0.2.13
     "jax.set_mesh": ("0.7.1", None),
     "jax.device_put": ("0.1.0", None),
     "jax.numpy.": ("0.1.0", None),

@@ -1,6 +1,8 @@
 """Every fixture pair is verified at run time: before.py on the legacy runtime, after.py on JAX.
 
-Single-process (8 CPU devices) for every fixture, except the folders named ``two_process_*``:
+Single-process (8 CPU devices) for every fixture, and also with 2 processes x 4 devices for the folders
+named ``any_process_*`` (code that runs the same in any number of processes); except the folders named
+``two_process_*``:
 those are programs for 2 processes x 4 devices (their host-local blocks only fit that way) and
 run so. A pair must be judged equivalent unless it is listed below:
 
@@ -192,7 +194,7 @@ def _id(case: Path) -> str:
 
 PARAMS = []
 for _case in CASES:
-    for _processes in ((2,) if "two_process" in _case.name else (1,)):
+    for _processes in ((2,) if "two_process" in _case.name else (1, 2) if "any_process" in _case.name else (1,)):
         key = _id(_case) if _processes == 1 else f"{_id(_case)}@2"
         marks = []
         if _id(_case) in SKIP:

@@ -41,15 +41,24 @@ class PmapUse:
 
 @dataclass
 class Mapping:
-    """What the options say: the mesh axis name (source text), which positions are mapped
-    (None: every argument, arity unknown), the static and donated positions (source text)."""
+    """What the options say: the mesh axis name (source text), the axis each position is mapped
+    at (None: unmapped; ``axes`` None: every argument at ``every``, the arity unknown), the axis of
+    the outputs (None: ``out_axes=None``, one replica), the static and donated positions (source
+    text)."""
 
     axis: str
-    mapped: Optional[List[bool]]
+    axes: Optional[List[Optional[int]]]
+    every: int = 0
+    out_axis: Optional[int] = 0
+    out_tuple: Optional[List[Optional[int]]] = None  # `out_axes` a tuple: one axis per output (out_axis unused)
     static: Tuple[int, ...] = ()
     static_text: Optional[str] = None
     donate_text: Optional[str] = None
     devices_text: Optional[str] = None
+
+    def axis_of(self, position: Optional[int]) -> Optional[int]:
+        """The mapped axis of the argument at ``position`` (None: every argument's)."""
+        return self.every if self.axes is None or position is None else self.axes[position]
 
 
 def pmap_uses(ctx: FileContext) -> Iterator[PmapUse]:
@@ -85,7 +94,9 @@ def _use(ctx: FileContext, ref: ast.expr) -> PmapUse:
             return _decorator(use, holder, ctx)
         use.kind, use.why = "other", use.why or "a `functools.partial` of pmap used as a value"
         return use
-    return PmapUse("other", ref, ref, why="`jax.pmap` used as a value (not called on a function here)")
+    return PmapUse("other", ref, ref, why="`jax.pmap` used as a value (not called on a function here): where it is "
+                                          "applied, write `jax.jit(jax.shard_map(f, mesh=..., in_specs=P(axis), "
+                                          "out_specs=P(axis)))` on this process's data")
 
 
 def _options(use: PmapUse, positional: List[ast.expr], keywords: List[ast.keyword]) -> None:
@@ -107,7 +118,8 @@ def _decorator(use: PmapUse, fn: Function, ctx: FileContext) -> PmapUse:
         use.why = use.why or ("pmap stacked on pmap: nested pmap no longer runs (write one `jax.shard_map` over a mesh "
                               "of two axes)")
     elif others:
-        use.why = use.why or "the function has other decorators: their order with the rewrite is for a person to choose"
+        use.why = use.why or ("the function has other decorators: their order with the rewrite is for a person to "
+                              "choose (a pmap under `jax.jit` maps this process's devices only)")
     elif isinstance(fn, ast.AsyncFunctionDef):
         use.why = use.why or "an `async def`"
     return use
@@ -126,6 +138,17 @@ def int_tuple(node: ast.expr) -> Optional[Tuple[int, ...]]:
     return tuple(found) if found is not None and all(v >= 0 for v in found) else None
 
 
+def _none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _axis(node: ast.expr) -> Optional[int]:
+    """A non-negative int literal (not a bool)."""
+    if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0:
+        return node.value
+    return None
+
+
 def mapping(ctx: FileContext, use: PmapUse, arity: Optional[int]) -> Union[Mapping, str]:
     """What the options of ``use`` say, for a function of ``arity`` positional parameters
     (None: not known), or why a ``jax.jit`` of ``jax.shard_map`` cannot say the same."""
@@ -141,20 +164,33 @@ def mapping(ctx: FileContext, use: PmapUse, arity: Optional[int]) -> Union[Mappi
     if axis is not None and not (isinstance(axis, ast.Constant) and isinstance(axis.value, str) or isinstance(axis, ast.Name)):
         return "the axis name is not a string or a name"
     out_axes = options.get("out_axes")
-    if out_axes is not None and not (isinstance(out_axes, ast.Constant) and out_axes.value == 0):
-        return ("`out_axes` other than 0: `out_axes=None` returned one replica (write `out_specs=P()` and return the "
-                "value without the device axis, after checking it is the same on every device)")
-    mapped: Optional[List[bool]] = None
+    out_axis: Optional[int] = 0
+    out_tuple: Optional[List[Optional[int]]] = None
+    if out_axes is not None:
+        if _none(out_axes):
+            out_axis = None
+        elif isinstance(out_axes, ast.Tuple) and out_axes.elts and all(_none(e) or _axis(e) is not None for e in out_axes.elts):
+            out_tuple = [None if _none(e) else _axis(e) for e in out_axes.elts]
+        else:
+            out_axis = _axis(out_axes)
+            if out_axis is None:
+                return ("`out_axes` is not a literal int, None or tuple of them (a tree of axes): write the "
+                        "`jax.shard_map` by hand, `out_specs` a tree of `P(None, ..., axis)`")
+    axes: Optional[List[Optional[int]]] = None
+    every = 0
     in_axes = options.get("in_axes")
-    if in_axes is not None and not (isinstance(in_axes, ast.Constant) and in_axes.value == 0):
+    single = _axis(in_axes) if in_axes is not None else 0
+    if single is not None:
+        every = single
+    elif in_axes is not None:
         if not isinstance(in_axes, (ast.Tuple, ast.List)) or not all(
-                isinstance(e, ast.Constant) and e.value in (0, None) and type(e.value) is not bool for e in in_axes.elts):
-            return ("`in_axes` maps another axis than the leading one, or is not a literal of 0 and None: move the "
-                    "mapped axis first (`jnp.moveaxis`), or write the `jax.shard_map` by hand")
-        mapped = [e.value == 0 for e in in_axes.elts]  # type: ignore[attr-defined]  # Constants
-        if arity is not None and len(mapped) != arity:
-            return f"`in_axes` has {len(mapped)} entries for {arity} parameters"
-        if not any(mapped):
+                isinstance(e, ast.Constant) and e.value is None or _axis(e) is not None for e in in_axes.elts):
+            return ("`in_axes` is not a literal of non-negative ints and None (a tree of axes, or an axis counted from "
+                    "the end): write the `jax.shard_map` by hand, `in_specs` a tree of `P(None, ..., axis)`")
+        axes = [_axis(e) for e in in_axes.elts]
+        if arity is not None and len(axes) != arity:
+            return f"`in_axes` has {len(axes)} entries for {arity} parameters"
+        if all(a is None for a in axes):
             return "`in_axes` maps no argument"
     static: Tuple[int, ...] = ()
     if "static_broadcasted_argnums" in options:
@@ -163,16 +199,16 @@ def mapping(ctx: FileContext, use: PmapUse, arity: Optional[int]) -> Union[Mappi
             return "`static_broadcasted_argnums` is not a literal of non-negative ints"
         static = found
         if arity is None:
-            return "static arguments, and the number of the function's parameters is not visible"
-        if any(i >= arity for i in static) or (mapped is not None and any(mapped[i] for i in static)):
+            return ("static arguments, and the number of the function's parameters is not visible: give `in_axes` "
+                    "one entry per argument (`None` for each static one)")
+        if any(i >= arity for i in static) or (axes is not None and any(axes[i] is not None for i in static)):
             return "a static argument that is also mapped, or past the parameters"
-    donate = options.get("donate_argnums")
-    if donate is not None and int_tuple(donate) is None:
-        return "`donate_argnums` is not a literal of non-negative ints"
-    if mapped is None and static and arity is not None:
-        mapped = [i not in static for i in range(arity)]
+    donate = options.get("donate_argnums")  # any expression: `jax.jit` evaluates it once, where pmap did
+    if axes is None and static and arity is not None:
+        axes = [None if i in static else every for i in range(arity)]
     devices = options.get("devices")
-    return Mapping(axis=ctx.text(axis) if axis is not None else '"i"', mapped=mapped, static=static,
+    return Mapping(axis=ctx.text(axis) if axis is not None else '"i"', axes=axes, every=every, out_axis=out_axis,
+                   out_tuple=out_tuple, static=static,
                    static_text=ctx.text(options["static_broadcasted_argnums"]) if static else None,
                    donate_text=ctx.text(donate) if donate is not None else None,
                    devices_text=ctx.text(devices) if devices is not None and not (

@@ -21,7 +21,7 @@ import os
 import random
 import sys
 from types import FrameType
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 SEED = 0
 _SELF = os.path.abspath(__file__)
@@ -44,12 +44,24 @@ def seed() -> None:
         tf.random.set_seed(SEED)
 
 
+#: id of a global array ``host_local_array_to_global_array`` made in the user's code -> (that
+#: array, the value it was made from): a call's donation is told of the values the user's code
+#: holds. Emptied by the next compiled call, which takes the arrays converted for it.
+_converted: Dict[int, Tuple[Any, Any]] = {}
+
+
 def live_inputs(args) -> list:
-    """(leaf position, array) of the inputs that are alive arrays: donation deletes some of them."""
+    """(leaf position, array) of the inputs that are alive arrays: donation deletes some of them.
+    An input converted from this process's data stands for the value it was converted from (a
+    NumPy array, which no call deletes, or the array it was made from)."""
     import jax
 
     out = []
+    converted = dict(_converted)
+    _converted.clear()
     for i, leaf in enumerate(jax.tree_util.tree_leaves(args)):
+        made, source = converted.get(id(leaf), (None, None))
+        leaf = source if made is leaf else leaf
         is_deleted = getattr(leaf, "is_deleted", None)
         if callable(is_deleted) and (isinstance(leaf, jax.Array) or hasattr(type(leaf), "_jaxmigrate_array")):
             try:
@@ -105,7 +117,11 @@ class Recorded:
         live = live_inputs((args, kwargs))
         out = self._fn(*args, **kwargs)
         if not _has_tracer(out):
-            _hooks.record(out, deleted_inputs(live), getattr(self, "__name__", ""))
+            _hooks.record(self._observed(out), deleted_inputs(live), getattr(self, "__name__", ""))
+        return out
+
+    def _observed(self, out):
+        """What is recorded of the output ``out``."""
         return out
 
     def __getattr__(self, name):
@@ -133,6 +149,40 @@ def _recording(factory, library_dirs):
     return make
 
 
+class RecordedPmap(Recorded):
+    """A pmapped function of the user's: with several processes its output (this process's part)
+    is recorded as the global array of every process's parts, over a mesh of the devices grouped
+    by process and named as pmap's axis (``"i"`` when unnamed, as JM706 names it), each output at
+its ``out_axes`` (an int, None, or a tuple of them; other trees are recorded as they are): the value a
+    ``jax.jit(jax.shard_map(...))`` over all devices computes before its output goes back to this
+    process's part. With one process the output is recorded as it is."""
+
+    def __init__(self, fn, axis_name, out_axes) -> None:
+        super().__init__(fn)
+        self._axis_name, self._out_axes = axis_name, out_axes
+
+    def _observed(self, out):
+        import jax
+
+        axes = self._out_axes
+        plain = axes is None or isinstance(axes, int)
+        if jax.process_count() == 1 or not (plain or isinstance(axes, tuple) and all(
+                a is None or isinstance(a, int) for a in axes)):
+            return out
+        from jax.experimental import multihost_utils
+        from jax.sharding import Mesh, PartitionSpec
+
+        name = self._axis_name if self._axis_name is not None else "i"
+        devices = [d for p in range(jax.process_count()) for d in jax.local_devices(p)]
+
+        def spec(axis):
+            return PartitionSpec() if axis is None else PartitionSpec(*[None] * axis, name)
+
+        mesh = Mesh(devices[:jax.local_device_count() * jax.process_count()], (name,))
+        return multihost_utils.host_local_array_to_global_array(
+            out, mesh, spec(axes) if plain else tuple(spec(a) for a in axes))
+
+
 def _recording_pmap(pmap, library_dirs):
     """``jax.pmap`` recording the functions the user's code maps: called as ``pmap(f, ...)`` or
     through ``functools.partial(jax.pmap, axis_name=...)`` (pmap has no decorator-factory form:
@@ -140,7 +190,10 @@ def _recording_pmap(pmap, library_dirs):
     @functools.wraps(pmap)
     def make(*args, **kwargs):
         mapped = pmap(*args, **kwargs)
-        return Recorded(mapped) if _created_by_user(library_dirs) else mapped
+        if not _created_by_user(library_dirs):
+            return mapped
+        axis_name = args[1] if len(args) > 1 else kwargs.get("axis_name")
+        return RecordedPmap(mapped, axis_name, kwargs.get("out_axes", 0))
 
     make._jaxmigrate_recording = True  # type: ignore[attr-defined]  # a marker on the wrapper function
     return make
@@ -164,6 +217,23 @@ def call_site(name: str) -> Dict[str, Any]:
     return {"function": name, "file": shown, "line": frame.f_lineno}
 
 
+def _recording_conversion(convert):
+    """``multihost_utils.host_local_array_to_global_array`` remembering what each global array
+    it makes was made from (see ``live_inputs``)."""
+    @functools.wraps(convert)
+    def recorded(local_inputs, *args, **kwargs):
+        import jax
+
+        out = convert(local_inputs, *args, **kwargs)
+        before, after = jax.tree_util.tree_leaves(local_inputs), jax.tree_util.tree_leaves(out)
+        if len(before) == len(after):
+            _converted.update((id(a), (a, b)) for a, b in zip(after, before) if a is not b)
+        return out
+
+    recorded._jaxmigrate_recording = True  # type: ignore[attr-defined]  # a marker on the wrapper function
+    return recorded
+
+
 def install_recorder(sink: Callable[[Dict[str, Any]], None]) -> None:
     """Send the observation of every compiled call made by the user's code to ``sink`` (the
     legacy pjit records itself): its value, plus ``donated``, the leaf positions of the inputs
@@ -181,6 +251,11 @@ def install_recorder(sink: Callable[[Dict[str, Any]], None]) -> None:
     jax.jit = _recording(jax.jit, dirs)
     if not hasattr(jax.pmap, "_jaxmigrate_recording"):
         jax.pmap = _recording_pmap(jax.pmap, dirs)
+    from jax.experimental import multihost_utils
+
+    if not hasattr(multihost_utils.host_local_array_to_global_array, "_jaxmigrate_recording"):
+        multihost_utils.host_local_array_to_global_array = _recording_conversion(
+            multihost_utils.host_local_array_to_global_array)
     modern_pjit = jax._src.pjit.pjit
     if not getattr(modern_pjit, "_jaxmigrate_legacy", False) and not hasattr(modern_pjit, "_jaxmigrate_recording"):
         recorded = _recording(modern_pjit, dirs)

@@ -8,6 +8,26 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import multihost_utils
+
+
+def host_local_call(f, mesh, in_specs, out_specs, static_argnums=()):
+    """Call ``f`` as ``jax.pmap`` called it, on this process's data: the arguments (the static ones
+    aside) become global arrays over ``mesh`` and the outputs this process's part again. With one
+    process, ``f`` is called as it is."""
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(f)
+    def call(*args):
+        if jax.process_count() == 1:
+            return f(*args)
+        dynamic = [a for i, a in enumerate(args) if i not in static]
+        dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
+        dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
+        out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+        return multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)
+
+    return call
 
 
 def convolve(x, w):
@@ -22,12 +42,13 @@ xs = np.arange(5 * n_devices, dtype=np.float32).reshape(-1, 5)
 w = np.array([2.0, 3.0, 4.0], dtype=np.float32)
 ws = np.stack([w] * n_devices)
 
-stacked = jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), convolve(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(xs, ws)
-broadcast = jax.jit(jax.shard_map(lambda a0, a1: jax.tree.map(lambda o: jnp.expand_dims(o, 0), convolve(jax.tree.map(lambda a: a[0], a0), a1)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=(jax.sharding.PartitionSpec("i"), jax.sharding.PartitionSpec()), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False))(xs, w)
+stacked = host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), convolve(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"))(xs, ws)
+broadcast = host_local_call(jax.jit(jax.shard_map(lambda a0, a1: jax.tree.map(lambda o: jnp.expand_dims(o, 0), convolve(jax.tree.map(lambda a: a[0], a0), a1)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=(jax.sharding.PartitionSpec("i"), jax.sharding.PartitionSpec()), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=(jax.sharding.PartitionSpec("i"), jax.sharding.PartitionSpec()), out_specs=jax.sharding.PartitionSpec("i"))(xs, w)
 print(broadcast)
 assert np.array_equal(np.asarray(stacked), np.asarray(broadcast))
 
 
+@functools.partial(host_local_call, mesh=jax.sharding.Mesh(jax.devices(), ("batch",)), in_specs=(jax.sharding.PartitionSpec(), jax.sharding.PartitionSpec("batch")), out_specs=jax.sharding.PartitionSpec("batch"))
 @jax.jit
 @functools.partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("batch",)), in_specs=(jax.sharding.PartitionSpec(), jax.sharding.PartitionSpec("batch")), out_specs=jax.sharding.PartitionSpec("batch"), check_vma=False)
 def predict(params, inputs):
@@ -46,6 +67,7 @@ def loss_fn(params, inputs, targets):
     return jnp.mean((inputs @ params["w"] + params["b"] - targets) ** 2)
 
 
+@functools.partial(host_local_call, mesh=jax.sharding.Mesh(jax.devices(), ("batch",)), in_specs=(jax.sharding.PartitionSpec(), jax.sharding.PartitionSpec("batch"), jax.sharding.PartitionSpec("batch")), out_specs=jax.sharding.PartitionSpec("batch"))
 @jax.jit
 @functools.partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("batch",)), in_specs=(jax.sharding.PartitionSpec(), jax.sharding.PartitionSpec("batch"), jax.sharding.PartitionSpec("batch")), out_specs=jax.sharding.PartitionSpec("batch"), check_vma=False)
 def grad_step(params, inputs, targets):

@@ -11,6 +11,27 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import multihost_utils
+
+
+def host_local_call(f, mesh, in_specs, out_specs, static_argnums=()):
+    """Call ``f`` as ``jax.pmap`` called it, on this process's data: the arguments (the static ones
+    aside) become global arrays over ``mesh`` and the outputs this process's part again. With one
+    process, ``f`` is called as it is."""
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(f)
+    def call(*args):
+        if jax.process_count() == 1:
+            return f(*args)
+        dynamic = [a for i, a in enumerate(args) if i not in static]
+        dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
+        dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
+        out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+        return multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)
+
+    return call
+
 
 ROWS_PER_DEVICE = 3
 COLUMNS = 2
@@ -30,33 +51,39 @@ def local_data():
     return rows.reshape(jax.local_device_count(), ROWS_PER_DEVICE, COLUMNS)
 
 
-@functools.partial(jax.pmap, axis_name="devices")
+@functools.partial(host_local_call, mesh=jax.sharding.Mesh(jax.devices(), ("devices",)), in_specs=jax.sharding.PartitionSpec("devices"), out_specs=jax.sharding.PartitionSpec("devices"))
+@jax.jit
+@functools.partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("devices",)), in_specs=jax.sharding.PartitionSpec("devices"), out_specs=jax.sharding.PartitionSpec("devices"), check_vma=False)
 def statistics(x):
     """Statistics over the global batch, the same on every device of every process."""
+    x = jax.tree.map(lambda a: a[0], x)
     total = jax.lax.psum(jnp.sum(x, axis=0), "devices")
     count = jax.lax.psum(x.shape[0], "devices")
-    return {
+    return jax.tree.map(lambda o: jnp.expand_dims(o, 0), {
         "sum": total,
         "mean": total / count,
         "mean_of_means": jax.lax.pmean(jnp.mean(x, axis=0), "devices"),
         "max": jax.lax.pmax(jnp.max(x, axis=0), "devices"),
         "devices": jax.lax.psum(1, "devices"),
         "index": jax.lax.axis_index("devices"),
-    }
+    })
 
 
-@functools.partial(jax.pmap, axis_name="devices")
+@functools.partial(host_local_call, mesh=jax.sharding.Mesh(jax.devices(), ("devices",)), in_specs=jax.sharding.PartitionSpec("devices"), out_specs=jax.sharding.PartitionSpec("devices"))
+@jax.jit
+@functools.partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("devices",)), in_specs=jax.sharding.PartitionSpec("devices"), out_specs=jax.sharding.PartitionSpec("devices"), check_vma=False)
 def gather(x):
     """Every device's first row, from all devices of all processes, stacked and tiled."""
+    x = jax.tree.map(lambda a: a[0], x)
     first = x[0]
-    return jax.lax.all_gather(first, "devices"), jax.lax.all_gather(x[:1], "devices", tiled=True)
+    return jax.tree.map(lambda o: jnp.expand_dims(o, 0), (jax.lax.all_gather(first, "devices"), jax.lax.all_gather(x[:1], "devices", tiled=True)))
 
 
 def normalize(x):
     return x / jax.lax.psum(jnp.sum(jnp.abs(x)), "devices")
 
 
-normalized = jax.pmap(normalize, axis_name="devices")
+normalized = host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), normalize(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("devices",)), in_specs=jax.sharding.PartitionSpec("devices"), out_specs=jax.sharding.PartitionSpec("devices"), check_vma=False)), mesh=jax.sharding.Mesh(jax.devices(), ("devices",)), in_specs=jax.sharding.PartitionSpec("devices"), out_specs=jax.sharding.PartitionSpec("devices"))
 
 
 def ring(x, axis_size):
@@ -68,7 +95,7 @@ data = local_data()
 stats = statistics(data)
 stacked, tiled = gather(data)
 weights = normalized(data)
-shifted = jax.pmap(functools.partial(ring, axis_size=jax.device_count()), axis_name="devices")(data)
+shifted = (lambda pmapped: host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), pmapped(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("devices",)), in_specs=jax.sharding.PartitionSpec("devices"), out_specs=jax.sharding.PartitionSpec("devices"), check_vma=False)), mesh=jax.sharding.Mesh(jax.devices(), ("devices",)), in_specs=jax.sharding.PartitionSpec("devices"), out_specs=jax.sharding.PartitionSpec("devices")))(functools.partial(ring, axis_size=jax.device_count()))(data)
 
 everything = global_data()
 assert np.allclose(stats["sum"][0], everything.sum(axis=0)), (stats["sum"][0], everything.sum(axis=0))

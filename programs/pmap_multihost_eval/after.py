@@ -11,8 +11,29 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import multihost_utils
 
 import evaluator
+
+
+def host_local_call(f, mesh, in_specs, out_specs, static_argnums=()):
+    """Call ``f`` as ``jax.pmap`` called it, on this process's data: the arguments (the static ones
+    aside) become global arrays over ``mesh`` and the outputs this process's part again. With one
+    process, ``f`` is called as it is."""
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(f)
+    def call(*args):
+        if jax.process_count() == 1:
+            return f(*args)
+        dynamic = [a for i, a in enumerate(args) if i not in static]
+        dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
+        dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
+        out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+        return multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)
+
+    return call
+
 
 CLASSES = 3
 FEATURES = 2
@@ -50,15 +71,19 @@ def eval_batches(data):
         yield host_shard(batch)
 
 
-@functools.partial(jax.pmap, axis_name="batch")
+@functools.partial(host_local_call, mesh=jax.sharding.Mesh(jax.devices(), ("batch",)), in_specs=jax.sharding.PartitionSpec("batch"), out_specs=jax.sharding.PartitionSpec("batch"))
+@jax.jit
+@functools.partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("batch",)), in_specs=jax.sharding.PartitionSpec("batch"), out_specs=jax.sharding.PartitionSpec("batch"), check_vma=False)
 def train_step(params, batch):
+    params, batch = jax.tree.map(lambda a: a[0], (params, batch))
+
     def loss_fn(p):
         return jnp.mean(evaluator.cross_entropy(evaluator.predict(p, batch["x"]), batch["label"]))
 
     loss, grads = jax.value_and_grad(loss_fn)(params)
     grads = jax.lax.pmean(grads, axis_name="batch")
     params = jax.tree.map(lambda p, g: p - LEARNING_RATE * g, params, grads)
-    return params, jax.lax.pmean(loss, axis_name="batch")
+    return jax.tree.map(lambda o: jnp.expand_dims(o, 0), (params, jax.lax.pmean(loss, axis_name="batch")))
 
 
 params = {"w": jnp.zeros((FEATURES, CLASSES)), "b": jnp.zeros(CLASSES)}

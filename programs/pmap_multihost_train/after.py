@@ -11,6 +11,27 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import multihost_utils
+
+
+def host_local_call(f, mesh, in_specs, out_specs, static_argnums=()):
+    """Call ``f`` as ``jax.pmap`` called it, on this process's data: the arguments (the static ones
+    aside) become global arrays over ``mesh`` and the outputs this process's part again. With one
+    process, ``f`` is called as it is."""
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(f)
+    def call(*args):
+        if jax.process_count() == 1:
+            return f(*args)
+        dynamic = [a for i, a in enumerate(args) if i not in static]
+        dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
+        dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
+        out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+        return multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)
+
+    return call
+
 
 GLOBAL_BATCH = 32
 FEATURES = 4
@@ -64,10 +85,13 @@ def apply_model(params, x, dropout_key=None):
     return h @ params["out"]["w"] + params["out"]["b"]
 
 
-@functools.partial(jax.pmap, axis_name="batch")
+@functools.partial(host_local_call, mesh=jax.sharding.Mesh(jax.devices(), ("batch",)), in_specs=jax.sharding.PartitionSpec("batch"), out_specs=jax.sharding.PartitionSpec("batch"))
+@jax.jit
+@functools.partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("batch",)), in_specs=jax.sharding.PartitionSpec("batch"), out_specs=jax.sharding.PartitionSpec("batch"), check_vma=False)
 def train_step(params, momentum, batch, key):
     """One step of SGD with momentum on this device's rows, gradients averaged over all devices."""
     # the device index is unique across hosts, so every device of every process drops other units
+    params, momentum, batch, key = jax.tree.map(lambda a: a[0], (params, momentum, batch, key))
     dropout_key = jax.random.fold_in(key, jax.lax.axis_index("batch"))
 
     def loss_fn(p):
@@ -77,7 +101,7 @@ def train_step(params, momentum, batch, key):
     grads = jax.lax.pmean(grads, axis_name="batch")
     momentum = jax.tree.map(lambda m, g: MOMENTUM * m + g, momentum, grads)
     params = jax.tree.map(lambda p, m: p - LEARNING_RATE * m, params, momentum)
-    return params, momentum, jax.lax.pmean(loss, axis_name="batch")
+    return jax.tree.map(lambda o: jnp.expand_dims(o, 0), (params, momentum, jax.lax.pmean(loss, axis_name="batch")))
 
 
 params = init_params(jax.random.PRNGKey(0))

@@ -8,6 +8,26 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import multihost_utils
+
+
+def host_local_call(f, mesh, in_specs, out_specs, static_argnums=()):
+    """Call ``f`` as ``jax.pmap`` called it, on this process's data: the arguments (the static ones
+    aside) become global arrays over ``mesh`` and the outputs this process's part again. With one
+    process, ``f`` is called as it is."""
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(f)
+    def call(*args):
+        if jax.process_count() == 1:
+            return f(*args)
+        dynamic = [a for i, a in enumerate(args) if i not in static]
+        dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
+        dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
+        out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+        return multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)
+
+    return call
 
 
 def power(x, n):
@@ -18,6 +38,7 @@ def power(x, n):
     return out
 
 
+@functools.partial(host_local_call, mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), static_argnums=(1, 2))
 @functools.partial(jax.jit, static_argnums=(1, 2))
 def normalize(x, how, eps):
     """This device's row scaled by the total over the devices, the norm chosen by `how`."""
@@ -34,8 +55,8 @@ def normalize(x, how, eps):
 
 n = jax.local_device_count()  # this process's devices
 x = np.arange(n * 3, dtype=np.float32).reshape(n, 3) / 10
-cubes = jax.jit(lambda a0, a1: jax.shard_map(lambda a0: jax.tree.map(lambda o: jnp.expand_dims(o, 0), power(jax.tree.map(lambda a: a[0], a0), a1)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)(a0), static_argnums=(1,))(x, 3)
-squares = jax.jit(lambda a0, a1: jax.shard_map(lambda a0: jax.tree.map(lambda o: jnp.expand_dims(o, 0), power(jax.tree.map(lambda a: a[0], a0), a1)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)(a0), static_argnums=1)(x, 2)
+cubes = host_local_call(jax.jit(lambda a0, a1: jax.shard_map(lambda a0: jax.tree.map(lambda o: jnp.expand_dims(o, 0), power(jax.tree.map(lambda a: a[0], a0), a1)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)(a0), static_argnums=(1,)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), static_argnums=(1,))(x, 3)
+squares = host_local_call(jax.jit(lambda a0, a1: jax.shard_map(lambda a0: jax.tree.map(lambda o: jnp.expand_dims(o, 0), power(jax.tree.map(lambda a: a[0], a0), a1)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)(a0), static_argnums=1), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), static_argnums=1)(x, 2)
 print(cubes[1], squares[1])
 
 l1 = normalize(x, "l1", 1e-6)

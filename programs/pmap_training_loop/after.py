@@ -11,6 +11,27 @@ from typing import NamedTuple, Tuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import multihost_utils
+
+
+def host_local_call(f, mesh, in_specs, out_specs, static_argnums=()):
+    """Call ``f`` as ``jax.pmap`` called it, on this process's data: the arguments (the static ones
+    aside) become global arrays over ``mesh`` and the outputs this process's part again. With one
+    process, ``f`` is called as it is."""
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(f)
+    def call(*args):
+        if jax.process_count() == 1:
+            return f(*args)
+        dynamic = [a for i, a in enumerate(args) if i not in static]
+        dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
+        dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
+        out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+        return multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)
+
+    return call
+
 
 LEARNING_RATE = 0.05
 KEEP = 0.75
@@ -33,6 +54,7 @@ def loss_fn(params: Params, xs: jnp.ndarray, ys: jnp.ndarray, mask: jnp.ndarray)
     return jnp.sum(mask * (pred - ys) ** 2) / jnp.sum(mask)
 
 
+@functools.partial(host_local_call, mesh=jax.sharding.Mesh(jax.devices(), ("num_devices",)), in_specs=jax.sharding.PartitionSpec("num_devices"), out_specs=jax.sharding.PartitionSpec("num_devices"))
 @jax.jit
 @functools.partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("num_devices",)), in_specs=jax.sharding.PartitionSpec("num_devices"), out_specs=jax.sharding.PartitionSpec("num_devices"), check_vma=False)
 def update(params: Params, xs: jnp.ndarray, ys: jnp.ndarray, key) -> Tuple[Params, jnp.ndarray]:
@@ -47,6 +69,7 @@ def update(params: Params, xs: jnp.ndarray, ys: jnp.ndarray, key) -> Tuple[Param
     return jax.tree.map(lambda o: jnp.expand_dims(o, 0), (new_params, loss))
 
 
+@functools.partial(host_local_call, mesh=jax.sharding.Mesh(jax.devices(), ("num_devices",)), in_specs=jax.sharding.PartitionSpec("num_devices"), out_specs=jax.sharding.PartitionSpec("num_devices"))
 @jax.jit
 @functools.partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("num_devices",)), in_specs=jax.sharding.PartitionSpec("num_devices"), out_specs=jax.sharding.PartitionSpec("num_devices"), check_vma=False)
 def evaluate(params: Params, xs: jnp.ndarray, ys: jnp.ndarray) -> jnp.ndarray:

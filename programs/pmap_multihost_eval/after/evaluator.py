@@ -8,6 +8,27 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.experimental import multihost_utils
+
+
+def host_local_call(f, mesh, in_specs, out_specs, static_argnums=()):
+    """Call ``f`` as ``jax.pmap`` called it, on this process's data: the arguments (the static ones
+    aside) become global arrays over ``mesh`` and the outputs this process's part again. With one
+    process, ``f`` is called as it is."""
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(f)
+    def call(*args):
+        if jax.process_count() == 1:
+            return f(*args)
+        dynamic = [a for i, a in enumerate(args) if i not in static]
+        dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
+        dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
+        out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+        return multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)
+
+    return call
 
 
 def predict(params, x):
@@ -21,6 +42,7 @@ def cross_entropy(logits, labels):
     return -jnp.take_along_axis(logp, labels[..., None], axis=-1)[..., 0]
 
 
+@functools.partial(host_local_call, mesh=jax.sharding.Mesh(jax.devices(), ("batch",)), in_specs=jax.sharding.PartitionSpec("batch"), out_specs=jax.sharding.PartitionSpec("batch"))
 @jax.jit
 @functools.partial(jax.shard_map, mesh=jax.sharding.Mesh(jax.devices(), ("batch",)), in_specs=jax.sharding.PartitionSpec("batch"), out_specs=jax.sharding.PartitionSpec("batch"), check_vma=False)
 def eval_step(params, batch):
