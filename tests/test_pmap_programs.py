@@ -8,7 +8,9 @@ replicated value is already summed over the devices, so each step moves the para
 far, and the verifier must say so at the update step's first call, naming it and its line. Nothing
 here depends on the rules: the pair is written by hand. Last, a pmap over this process's devices only
 (``devices=jax.local_devices()``) on two processes, migrated by ``fix``: a strict xfail, the verifier's
-pmap recorder taking its output for a global array over every process's devices."""
+pmap recorder taking its output for a global array over every process's devices; and an unmapped Python
+float on two processes, which the migration makes a strong float32 (a strict xfail the verifier cannot
+see: both sides convert it)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigra
 
 from jaxmigrate.verify.report import render_text  # noqa: E402
 from jaxmigrate.verify.runner import verify_files  # noqa: E402
+from tests.conftest import run  # noqa: E402
 
 LOOP = Path(__file__).resolve().parent.parent / "programs" / "pmap_training_loop"
 
@@ -43,6 +46,14 @@ def test_the_training_loop_migrated_with_replicated_params_scales_the_gradient()
     assert "compiled calls (process 0): number differs" not in shown, shown
 
 
+def _verified_on_two_processes(folder: Path, text: str):
+    """``text`` against its migration by ``fix`` (every rule, unsafe fixes), on 2 processes x 4 devices."""
+    before, after = folder / "before.py", folder / "after.py"
+    before.write_text(text)
+    after.write_text(run(text, unsafe=True, target=None).text)
+    return verify_files(str(before), str(after), processes=2, timeout=120)
+
+
 PER_HOST = '''import jax
 import numpy as np
 
@@ -58,10 +69,33 @@ local_sum = jax.pmap(lambda v: jax.lax.psum(v, "d"), axis_name="d", devices=jax.
 def test_a_per_host_pmap_on_two_processes_is_equivalent(tmp_path):
     """A pmap over this process's devices only (its psum sums 4 rows on 2 x 4 devices) migrates to a
     mesh of those devices; the values agree on each process."""
-    from tests.conftest import run
-
-    before, after = tmp_path / "before.py", tmp_path / "after.py"
-    before.write_text(PER_HOST)
-    after.write_text(run(PER_HOST, unsafe=True, target=None).text)
-    verdict = verify_files(str(before), str(after), processes=2, timeout=120)
+    verdict = _verified_on_two_processes(tmp_path, PER_HOST)
     assert verdict.status == "equivalent", render_text(verdict)
+
+
+UNMAPPED_SCALAR = '''import functools
+
+import jax
+import jax.numpy as jnp
+
+
+@functools.partial(jax.pmap, axis_name="i", in_axes=(0, None))
+def scale(x, s):
+    return x * s
+
+
+out = scale(jnp.ones((jax.local_device_count(), 2), dtype=jnp.bfloat16), 0.5)
+print("dtype", out.dtype)
+'''
+
+
+@pytest.mark.xfail(strict=True, reason="with several processes JM706's host_local_call passes an unmapped Python float "
+                   "through np.asarray and host_local_array_to_global_array, which make it a strong float32: bfloat16 "
+                   "* 0.5 gives float32 (bfloat16 on one process, as on the real JAX 0.4.13; no JAX 0.4 runs several CPU "
+                   "processes to compare). The verifier does not see it: its legacy side runs the installed JAX's "
+                   "pmap, which converts the same way")
+def test_an_unmapped_python_scalar_keeps_its_weak_type_on_two_processes(tmp_path):
+    verdict = _verified_on_two_processes(tmp_path, UNMAPPED_SCALAR)
+    printed = [line for o in verdict.output if o["side"] == "after" for line in o["text"].splitlines()
+               if line.startswith("dtype")]
+    assert printed == ["dtype bfloat16", "dtype bfloat16"], render_text(verdict)
