@@ -52,8 +52,10 @@ _converted: Dict[int, Tuple[Any, Any]] = {}
 
 def live_inputs(args) -> list:
     """(leaf position, array) of the inputs that are alive arrays: donation deletes some of them.
-    An input converted from this process's data stands for the value it was converted from (a
-    NumPy array, which no call deletes, or the array it was made from)."""
+    An input converted from this process's data stands for the value it was converted from: a
+    NumPy array, which no call deletes, is left out; an array the user's code holds is deleted
+    with its donated conversion (they share buffers, or the program deletes the original of a
+    donated copy, as JAX's pmap and JM706's helper do)."""
     import jax
 
     out = []
@@ -61,7 +63,8 @@ def live_inputs(args) -> list:
     _converted.clear()
     for i, leaf in enumerate(jax.tree_util.tree_leaves(args)):
         made, source = converted.get(id(leaf), (None, None))
-        leaf = source if made is leaf else leaf
+        if made is leaf and not isinstance(source, jax.Array):
+            continue
         is_deleted = getattr(leaf, "is_deleted", None)
         if callable(is_deleted) and (isinstance(leaf, jax.Array) or hasattr(type(leaf), "_jaxmigrate_array")):
             try:
@@ -153,13 +156,14 @@ class RecordedPmap(Recorded):
     """A pmapped function of the user's: with several processes its output (this process's part)
     is recorded as the global array of every process's parts, over a mesh of the devices grouped
     by process and named as pmap's axis (``"i"`` when unnamed, as JM706 names it), each output at
-its ``out_axes`` (an int, None, or a tuple of them; other trees are recorded as they are): the value a
+its ``out_axes`` (an int, None, or a tuple of them; other trees are recorded as they are, and so is
+the output of a pmap whose ``devices=`` are this process's): the value a
     ``jax.jit(jax.shard_map(...))`` over all devices computes before its output goes back to this
     process's part. With one process the output is recorded as it is."""
 
-    def __init__(self, fn, axis_name, out_axes) -> None:
+    def __init__(self, fn, axis_name, out_axes, devices) -> None:
         super().__init__(fn)
-        self._axis_name, self._out_axes = axis_name, out_axes
+        self._axis_name, self._out_axes, self._devices = axis_name, out_axes, devices
 
     def _observed(self, out):
         import jax
@@ -169,6 +173,8 @@ its ``out_axes`` (an int, None, or a tuple of them; other trees are recorded as 
         if jax.process_count() == 1 or not (plain or isinstance(axes, tuple) and all(
                 a is None or isinstance(a, int) for a in axes)):
             return out
+        if self._devices is not None and all(d.process_index == jax.process_index() for d in self._devices):
+            return out  # a pmap over this process's devices only: its output is all there is
         from jax.experimental import multihost_utils
         from jax.sharding import Mesh, PartitionSpec
 
@@ -193,7 +199,7 @@ def _recording_pmap(pmap, library_dirs):
         if not _created_by_user(library_dirs):
             return mapped
         axis_name = args[1] if len(args) > 1 else kwargs.get("axis_name")
-        return RecordedPmap(mapped, axis_name, kwargs.get("out_axes", 0))
+        return RecordedPmap(mapped, axis_name, kwargs.get("out_axes", 0), kwargs.get("devices"))
 
     make._jaxmigrate_recording = True  # type: ignore[attr-defined]  # a marker on the wrapper function
     return make
