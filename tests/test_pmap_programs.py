@@ -8,9 +8,9 @@ replicated value is already summed over the devices, so each step moves the para
 far, and the verifier must say so at the update step's first call, naming it and its line. Nothing
 here depends on the rules: the pair is written by hand. Last, a pmap over this process's devices only
 (``devices=jax.local_devices()``) on two processes, migrated by ``fix``: a strict xfail, the verifier's
-pmap recorder taking its output for a global array over every process's devices; and an unmapped Python
-float on two processes, which the migration makes a strong float32 (a strict xfail the verifier cannot
-see: both sides convert it)."""
+pmap's output its own (not a global array over every process's devices); an unmapped Python float on
+two processes keeping its weak type; and a donated state on two processes, a strict xfail: the legacy
+runtime's pmap leaves the donated array alive where the migration deletes it."""
 
 from __future__ import annotations
 
@@ -62,13 +62,10 @@ local_sum = jax.pmap(lambda v: jax.lax.psum(v, "d"), axis_name="d", devices=jax.
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="the verifier's pmap recorder (RecordedPmap) records a multi-process pmap's output "
-                   "as a global array over every process's devices, also when `devices=jax.local_devices()` maps this "
-                   "process's devices only: the before side's call reads float32[8x2] over d=8, the after side's "
-                   "(JM706's mesh of the local devices) float32[4x2] over d=4, with the same values")
 def test_a_per_host_pmap_on_two_processes_is_equivalent(tmp_path):
     """A pmap over this process's devices only (its psum sums 4 rows on 2 x 4 devices) migrates to a
-    mesh of those devices; the values agree on each process."""
+    mesh of those devices; the values agree on each process (the verifier took the before side's
+    output for a global float32[8x2] over every process's devices: DIVERGENT)."""
     verdict = _verified_on_two_processes(tmp_path, PER_HOST)
     assert verdict.status == "equivalent", render_text(verdict)
 
@@ -89,13 +86,39 @@ print("dtype", out.dtype)
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="with several processes JM706's host_local_call passes an unmapped Python float "
-                   "through np.asarray and host_local_array_to_global_array, which make it a strong float32: bfloat16 "
-                   "* 0.5 gives float32 (bfloat16 on one process, as on the real JAX 0.4.13; no JAX 0.4 runs several CPU "
-                   "processes to compare). The verifier does not see it: its legacy side runs the installed JAX's "
-                   "pmap, which converts the same way")
 def test_an_unmapped_python_scalar_keeps_its_weak_type_on_two_processes(tmp_path):
+    """bfloat16 * 0.5 stays bfloat16 on two processes, as on one (and on the real JAX 0.4.13): the
+    migration's helper passes a Python number through as it is (it made it a strong float32, which
+    the verifier could not see: its legacy side, the installed JAX's pmap, did the same)."""
     verdict = _verified_on_two_processes(tmp_path, UNMAPPED_SCALAR)
     printed = [line for o in verdict.output if o["side"] == "after" for line in o["text"].splitlines()
                if line.startswith("dtype")]
     assert printed == ["dtype bfloat16", "dtype bfloat16"], render_text(verdict)
+
+
+DONATED = '''import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+@functools.partial(jax.pmap, axis_name="i", donate_argnums=(0,))
+def step(state, x):
+    return state + x
+
+
+x = np.ones((jax.local_device_count(), 2), np.float32)
+state = jax.pmap(jnp.zeros_like)(x)
+new_state = step(state, x)
+donated = state.is_deleted()
+'''
+
+
+@pytest.mark.xfail(strict=True, reason="with several processes the legacy runtime's pmap (the installed JAX's, which "
+                   "converts this process's arrays to global ones) leaves the donated state alive (`donated` False), "
+                   "where the migration's helper deletes it (True; True on one process on both sides): DIVERGENT, "
+                   "'global `state` (process 0): deleted differs'")
+def test_a_donated_state_on_two_processes_is_equivalent(tmp_path):
+    verdict = _verified_on_two_processes(tmp_path, DONATED)
+    assert verdict.status == "equivalent", render_text(verdict)

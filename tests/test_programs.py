@@ -47,9 +47,9 @@ KNOWN: Dict[Tuple[str, int], str] = {
                          "host_local_call runs, refuses it on the after side ('devices connected to a single host must "
                          "form a contiguous subcube'), as the installed JAX's pmap did on the before side",
     ("pmap_donate", 2): "with several processes the legacy runtime's pmap (the installed JAX's, which converts "
-                        "host-local inputs to global arrays) leaves the donated host-local input alive: "
-                        "`assert old.is_deleted()` fails on the before side (and on the after side, whose "
-                        "host_local_call does the same); no JAX 0.4 runs several processes on CPU to compare",
+                        "this process's arrays to global ones) leaves the donated state alive, so the program's "
+                        "`assert old.is_deleted()` fails on the before side; the migration's helper deletes it "
+                        "(tests/test_pmap_programs.py has the smallest such pair, DIVERGENT)",
 }
 
 # programs whose migration leaves findings (strict too)

@@ -12,20 +12,30 @@ import numpy as np
 from jax.experimental import multihost_utils
 
 
-def host_local_call(f, mesh, in_specs, out_specs, static_argnums=()):
+def host_local_call(f, mesh, in_specs, out_specs, static_argnums=(), donate_argnums=()):
     """Call ``f`` as ``jax.pmap`` called it, on this process's data: the arguments (the static ones
-    aside) become global arrays over ``mesh`` and the outputs this process's part again. With one
-    process, ``f`` is called as it is."""
+    aside) become global arrays over ``mesh``, the outputs this process's part again, and a donated
+    argument that had to be copied is deleted. With one process, ``f`` is called as it is."""
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    donated = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
 
     @functools.wraps(f)
     def call(*args):
         if jax.process_count() == 1:
             return f(*args)
-        dynamic = [a for i, a in enumerate(args) if i not in static]
-        dynamic = jax.tree.map(lambda a: a if isinstance(a, jax.Array) else np.asarray(a), dynamic)
-        dynamic = iter(multihost_utils.host_local_array_to_global_array(tuple(dynamic), mesh, in_specs))
-        out = f(*(a if i in static else next(dynamic) for i, a in enumerate(args)))
+        dynamic = [i for i in range(len(args)) if i not in static]
+        specs = dict(zip(dynamic, in_specs if type(in_specs) is tuple else [in_specs] * len(dynamic)))
+
+        def to_global(i, a):  # a Python number stays one (weakly typed), as pmap passed it
+            if i not in specs or isinstance(a, (int, float, complex)):
+                return a
+            a = jax.tree.map(lambda x: x if isinstance(x, jax.Array) else np.asarray(x), a)
+            return multihost_utils.host_local_array_to_global_array(a, mesh, specs[i])
+
+        out = f(*(to_global(i, a) for i, a in enumerate(args)))
+        for leaf in jax.tree.leaves([args[i] for i in donated]):
+            if isinstance(leaf, jax.Array) and not leaf.is_deleted():
+                leaf.delete()
         return multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)
 
     return call
