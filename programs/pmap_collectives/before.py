@@ -3,7 +3,8 @@ lambda and of a module function called as `pmap(f, axis_name='i')(x)`, random ma
 device from mapped keys, normalization with `psum` (a lambda and a `partial` decorator), `pmean`,
 `pmax`, `psum(1, ...)` for the device count, `all_gather`, `axis_index`, a `ppermute` ring, and the
 cookbook's 1-D cellular automaton whose board slices trade edges with their neighbours through
-`ppermute`. One process, 8 CPU devices."""
+`ppermute`. Each process maps its own devices (`jax.local_device_count()` of them); the
+collectives and the ring span every device of every process. 1 process x 8 CPU devices or 2 x 4."""
 from functools import partial
 
 import jax
@@ -11,20 +12,21 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax, pmap, random
 
-device_count = jax.device_count()
+device_count = jax.device_count()  # every device, of every process: the ring's size
+n = jax.local_device_count()  # this process's devices: the leading axis of what it maps
 
-squares = pmap(lambda x: x ** 2)(jnp.arange(8))
+squares = pmap(lambda x: x ** 2)(jnp.arange(n))
 print(squares / 2)
-added = pmap(jnp.add)(jnp.arange(8.0), 2 * jnp.arange(8.0))
+added = pmap(jnp.add)(jnp.arange(float(n)), 2 * jnp.arange(float(n)))
 
-keys = random.split(random.PRNGKey(0), 8)
+keys = random.split(random.PRNGKey(0), n)
 mats = pmap(lambda key: random.normal(key, (5, 6)))(keys)
 products = pmap(lambda m: jnp.dot(m, m.T))(mats)
 means = pmap(jnp.mean)(products)
 print(mats.shape, products.shape, means)
 
 normalize = lambda x: x / lax.psum(x, axis_name="i")  # noqa: E731
-normalized = pmap(normalize, axis_name="i")(jnp.arange(8.0))
+normalized = pmap(normalize, axis_name="i")(jnp.arange(float(n)))
 
 
 @partial(pmap, axis_name="i")
@@ -32,7 +34,7 @@ def normalize_decorated(x):
     return x / lax.psum(x, "i")
 
 
-print(normalized, normalize_decorated(jnp.arange(8.0)))
+print(normalized, normalize_decorated(jnp.arange(float(n))))
 
 
 def statistics(x):
@@ -46,7 +48,7 @@ def statistics(x):
     }
 
 
-stats = jax.pmap(statistics, axis_name="i")(np.arange(8 * 2, dtype=np.float32).reshape(8, 2))
+stats = jax.pmap(statistics, axis_name="i")(np.arange(n * 2, dtype=np.float32).reshape(n, 2))
 print(stats["mean"][0], stats["max"], stats["count"], stats["index"], stats["gathered"].shape)
 
 
@@ -60,7 +62,7 @@ def send_left(x, axis_name):
     return lax.ppermute(x, perm=left_perm, axis_name=axis_name)
 
 
-ring = jax.pmap(lambda x: send_right(x, "i"), axis_name="i")(np.arange(8))
+ring = jax.pmap(lambda x: send_right(x, "i"), axis_name="i")(np.arange(n))
 print(ring)
 
 
@@ -85,7 +87,7 @@ def print_board(board):
 
 board = np.zeros(40, dtype=bool)
 board[board.shape[0] // 2] = True
-reshaped_board = board.reshape((device_count, -1))
+reshaped_board = board.reshape((n, -1))
 print_board(reshaped_board)
 for _ in range(12):
     reshaped_board = step(reshaped_board)

@@ -1,6 +1,7 @@
 """pmap on a list of devices given by the program (JAX 0.3/0.4, `devices=`): every device, in an
 order chosen by the program (reversed, and interleaved), so the i-th row of the result lives on the
-i-th device of the list; the output of one such pmap fed to another. One process, 8 CPU devices."""
+i-th device of the list; the output of one such pmap fed to another. Each process maps its own
+devices of the list (`jax.local_device_count()` rows): 1 process x 8 CPU devices or 2 x 4."""
 import functools
 
 import jax
@@ -46,7 +47,7 @@ def where_am_i(x):
     return x * 10 + jax.lax.axis_index("d")
 
 
-x = np.arange(8, dtype=np.float32)
+x = np.arange(jax.local_device_count(), dtype=np.float32)  # a row for each of this process's devices
 on_reversed = host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), where_am_i(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(reversed_devices, ("d",)), in_specs=jax.sharding.PartitionSpec("d"), out_specs=jax.sharding.PartitionSpec("d"), check_vma=False), in_shardings=jax.sharding.NamedSharding(jax.sharding.Mesh(reversed_devices, ("d",)), jax.sharding.PartitionSpec("d"))), mesh=jax.sharding.Mesh(reversed_devices, ("d",)), in_specs=jax.sharding.PartitionSpec("d"), out_specs=jax.sharding.PartitionSpec("d"))(x)
 print([shard.device.id for shard in on_reversed.addressable_shards], on_reversed)
 

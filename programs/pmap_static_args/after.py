@@ -1,7 +1,8 @@
 """pmap with static arguments (JAX 0.3/0.4, `static_broadcasted_argnums`): a Python int and a
 string, broadcast to every device and fixed at compile time, in the call form
 `jax.pmap(f, static_broadcasted_argnums=(1,))(x, 3)` and in a `functools.partial` decorator, each
-called with two different static values (two compilations). One process, 8 CPU devices."""
+called with two different static values (two compilations). Each process maps its own devices
+(`jax.local_device_count()`): 1 process x 8 CPU devices or 2 x 4."""
 import functools
 
 import jax
@@ -62,7 +63,8 @@ def normalize(x, how, eps):
     return per_device(x)
 
 
-x = np.arange(8 * 3, dtype=np.float32).reshape(8, 3) / 10
+n = jax.local_device_count()  # this process's devices
+x = np.arange(n * 3, dtype=np.float32).reshape(n, 3) / 10
 cubes = host_local_call(jax.jit(lambda a0, a1: jax.shard_map(lambda a0: jax.tree.map(lambda o: jnp.expand_dims(o, 0), power(jax.tree.map(lambda a: a[0], a0), a1)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)(a0), static_argnums=(1,)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), static_argnums=(1,))(x, 3)
 squares = host_local_call(jax.jit(lambda a0, a1: jax.shard_map(lambda a0: jax.tree.map(lambda o: jnp.expand_dims(o, 0), power(jax.tree.map(lambda a: a[0], a0), a1)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)(a0), static_argnums=1), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), static_argnums=1)(x, 2)
 print(cubes[1], squares[1])

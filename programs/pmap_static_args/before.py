@@ -1,7 +1,8 @@
 """pmap with static arguments (JAX 0.3/0.4, `static_broadcasted_argnums`): a Python int and a
 string, broadcast to every device and fixed at compile time, in the call form
 `jax.pmap(f, static_broadcasted_argnums=(1,))(x, 3)` and in a `functools.partial` decorator, each
-called with two different static values (two compilations). One process, 8 CPU devices."""
+called with two different static values (two compilations). Each process maps its own devices
+(`jax.local_device_count()`): 1 process x 8 CPU devices or 2 x 4."""
 import functools
 
 import jax
@@ -27,7 +28,8 @@ def normalize(x, how, eps):
     return x / (total + eps)
 
 
-x = np.arange(8 * 3, dtype=np.float32).reshape(8, 3) / 10
+n = jax.local_device_count()  # this process's devices
+x = np.arange(n * 3, dtype=np.float32).reshape(n, 3) / 10
 cubes = jax.pmap(power, static_broadcasted_argnums=(1,))(x, 3)
 squares = jax.pmap(power, static_broadcasted_argnums=1)(x, 2)
 print(cubes[1], squares[1])
