@@ -40,12 +40,10 @@ PER_PROCESS = re.compile(r"\b(pmap|device_put_replicated|device_put_sharded|proc
 # (program, processes) verifications known not to be equivalent, each with its reason (strict:
 # one that starts passing must be taken off this list)
 KNOWN: Dict[Tuple[str, int], str] = {
-    ("pmap_devices", 2): "its reversed `devices=` call: the verifier's pmap recorder (RecordedPmap) makes the output "
-                         "a global array over the devices grouped by process, not over the `devices=` list, and raises "
-                         "'device_put expects an array with exactly one shard' on the before side; its interleaved call "
-                         "(process 0's devices at places 0, 1, 4, 5): host_local_array_to_global_array, which "
-                         "host_local_call runs, refuses it on the after side ('devices connected to a single host must "
-                         "form a contiguous subcube'), as the installed JAX's pmap did on the before side",
+    ("pmap_devices", 2): "its interleaved `devices=` (process 0's devices at places 0, 1, 4, 5) make no global array: "
+                         "host_local_array_to_global_array, which host_local_call runs, refuses it on the after side "
+                         "('devices connected to a single host must form a contiguous subcube'), as the installed "
+                         "JAX's pmap does on the before side; a program for one process",
     ("pmap_donate", 2): "with several processes the legacy runtime's pmap (the installed JAX's, which converts "
                         "this process's arrays to global ones) leaves the donated state alive, so the program's "
                         "`assert old.is_deleted()` fails on the before side; the migration's helper deletes it "

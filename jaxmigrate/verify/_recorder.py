@@ -155,11 +155,11 @@ def _recording(factory, library_dirs):
 class RecordedPmap(Recorded):
     """A pmapped function of the user's: with several processes its output (this process's part)
     is recorded as the global array of every process's parts, over a mesh of the devices grouped
-    by process and named as pmap's axis (``"i"`` when unnamed, as JM706 names it), each output at
-its ``out_axes`` (an int, None, or a tuple of them; other trees are recorded as they are, and so is
-the output of a pmap whose ``devices=`` are this process's): the value a
-    ``jax.jit(jax.shard_map(...))`` over all devices computes before its output goes back to this
-    process's part. With one process the output is recorded as it is."""
+    by process (or its ``devices=``, in their order) and named as pmap's axis (``"i"`` when
+    unnamed, as JM706 names it), each output at its ``out_axes`` (an int, None, or a tuple of them):
+    the value a ``jax.jit(jax.shard_map(...))`` over all devices computes before its output goes
+    back to this process's part. Recorded as it is: with one process, with other trees of
+    ``out_axes``, with ``devices=`` of this process only, or devices that make no global array."""
 
     def __init__(self, fn, axis_name, out_axes, devices) -> None:
         super().__init__(fn)
@@ -179,14 +179,18 @@ the output of a pmap whose ``devices=`` are this process's): the value a
         from jax.sharding import Mesh, PartitionSpec
 
         name = self._axis_name if self._axis_name is not None else "i"
-        devices = [d for p in range(jax.process_count()) for d in jax.local_devices(p)]
+        devices = list(self._devices) if self._devices is not None else [
+            d for p in range(jax.process_count()) for d in jax.local_devices(p)]
 
         def spec(axis):
             return PartitionSpec() if axis is None else PartitionSpec(*[None] * axis, name)
 
         mesh = Mesh(devices[:jax.local_device_count() * jax.process_count()], (name,))
-        return multihost_utils.host_local_array_to_global_array(
-            out, mesh, spec(axes) if plain else tuple(spec(a) for a in axes))
+        try:
+            return multihost_utils.host_local_array_to_global_array(
+                out, mesh, spec(axes) if plain else tuple(spec(a) for a in axes))
+        except (ValueError, RuntimeError):  # devices that do not make one global array: as it is
+            return out
 
 
 def _recording_pmap(pmap, library_dirs):
