@@ -20,7 +20,6 @@ from jaxmigrate.core.findings import Finding, Fix
 from jaxmigrate.core.linediff import LineMatcher, unified_diff
 from jaxmigrate.core.syntax import parse_error
 from jaxmigrate.engine.apply import FixError, apply_round
-from jaxmigrate.engine.evidence import hold_for_evidence
 from jaxmigrate.engine.notebook import prefilter_input
 from jaxmigrate.engine.project import Table, declared, for_path
 from jaxmigrate.engine.source import decode
@@ -152,7 +151,7 @@ def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None, orig
         except Exception as exc:  # noqa: BLE001 - a rule bug must not stop the run
             raise RuleError(rule_cls.code, exc) from exc
     findings.sort(key=lambda f: (f.line, f.column, f.code))
-    return hold_for_evidence(unsuppressed(_without_deferred(findings, {r.code for r in rules if r.defers}), text), ctx)
+    return unsuppressed(_without_deferred(findings, {r.code for r in rules if r.defers}), text)
 
 
 def _without_deferred(findings: List[Finding], deferring: Set[str]) -> List[Finding]:

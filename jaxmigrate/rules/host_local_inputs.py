@@ -8,8 +8,8 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import insert_before, statement_prefix
-from jaxmigrate.core.findings import Edit, Evidence, Finding, Fix, ImportRef
-from jaxmigrate.patterns.era import evidence_to_keep, gda_era_evidence, written_evidence
+from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
+from jaxmigrate.patterns.era import gda_era_evidence, written_evidence
 from jaxmigrate.patterns.gda import MULTI_PROCESS_MARKERS, MULTIHOST_UTILS, PJIT, outputs_are_global, spec_source
 from jaxmigrate.patterns.pjit_calls import (
     PjitCall,
@@ -25,6 +25,7 @@ from jaxmigrate.patterns.pjit_calls import (
     site_arguments,
     statement_of,
     static_positions,
+    visible_host_data,
 )
 from jaxmigrate.patterns.provenance import UNKNOWN
 from jaxmigrate.prefilter import name_triggers
@@ -82,12 +83,16 @@ class HostLocalInputs(Rule):
     A function a project's partitioner makes (`self._step = self._partitioner.partition(fn, ...)`
     or `.compile(...)`: a pjit JM504 cannot see into) is reported at each call.
 
-    A finding rests on what shows the code GDA-era: the reported pjit's own
-    `in_axis_resources`/`out_axis_resources` keywords (else the module's first such sign). While
-    it stands, a fix that would rewrite that text is held back and says so (JM101's rename of
-    those keywords): a safe `fix`, whose output pre-commit and CI throw away, would otherwise leave
-    a file every later `check` takes for code written for jax.Array. Once the calls are converted
-    (or silenced with `# noqa: JM504` once reviewed), the rename applies.
+    A call that passes this process's NumPy data (a NumPy array or what is computed from it, the
+    result of a loader function of the module, a batch drawn from a generator of NumPy batches, a
+    dict of those) under a spec that shards it is reported in any multi-process module, also one
+    that no longer says its era, and also where the pjit has become `jax.jit(..., in_shardings=...)`
+    (JM701): jax.Array's pjit and jit raise on such a call with two processes ("Passing non-trivial
+    shardings for numpy inputs is not allowed"). So no other rule waits for this one: JM101 renames
+    the keywords of a reported pjit and JM701 rewrites it to `jax.jit`, and a later `check` of the
+    fixed file still reports those calls. A call whose inputs are host data only by the era (the
+    outputs of the module's pjits, values of unseen origin) is reported while the module says it is
+    GDA-era; a finding that only the text before this run's fixes showed so says to review it now.
 
     ## Why is this bad?
     Before jax.Array, pjit took the inputs that were not GDAs as *host-local*: each process
@@ -107,7 +112,8 @@ class HostLocalInputs(Rule):
                    "already a global array must not be converted; with one process nothing changes")
     # multi-process code that calls pjit
     triggers = name_triggers(MULTI_PROCESS_MARKERS)[0]
-    requires = (name_triggers([PJIT])[0] + (b"partitioner",),)  # or a pjit inside a partitioner
+    # a pjit, the jax.jit JM701 made of one, or a pjit inside a partitioner
+    requires = (name_triggers([PJIT])[0] + (b"jit", b"partitioner"),)
     deprecated_in = "0.4.1"
     removed_in = "0.4.7"
     replacement_since = "0.4.1"
@@ -266,9 +272,12 @@ class HostLocalInputs(Rule):
                 def train(step, mesh, params, batch):
                     p_step = pjit(step, in_shardings=(None, P("data")), out_shardings=None)
                     with mesh:
-                        return p_step(params, batch[jax.process_index()])
+                        return p_step(params, batch)
+
+                rank = jax.process_index()
             """),
-            title="code written for jax.Array (the `in_shardings` spelling, no GDA-era name) passes global values",
+            title="code written for jax.Array (the `in_shardings` spelling, no GDA-era name) passes global values: "
+                  "only this process's NumPy data is reported there",
         ),
         Example(
             snippet("""
@@ -294,17 +303,16 @@ class HostLocalInputs(Rule):
             yield self.finding(ctx, call, f"`{short(ctx.text(call.func))}` was made by `{short(ctx.text(origin.func))}"
                                "(...)`, a pjit inside a partitioner: in GDA-era multi-process code its inputs were "
                                "host-local, and jax.Array takes them as global values: convert host data with "
-                               "`multihost_utils.host_local_array_to_global_array` (or check the partitioner does)",
-                               rests_on=_evidence(ctx, None))
+                               "`multihost_utils.host_local_array_to_global_array` (or check the partitioner does)")
         sites = host_local_sites(ctx)
         note = _inherited_era(ctx) if sites else ""
         for pj, site in sites:
             if site is None:
                 yield self.finding(ctx, pj.call, "in multi-process code this pjit's inputs were host-local under GDA-era "
                                    f"pjit; jax.Array takes them as global values{note}",
-                                   suggestion=_suggestion(ctx, pj, None), rests_on=_evidence(ctx, pj.call))
+                                   suggestion=_suggestion(ctx, pj, None))
             else:
-                finding = self._site(ctx, pj, site, note)
+                finding = self._site(ctx, pj, site, "" if visible_host_data(ctx, pj, site) else note)
                 if finding is not None:
                     yield finding
 
@@ -312,11 +320,9 @@ class HostLocalInputs(Rule):
         label = f"`{pj.name}`" if pj.name else "this pjit"
         message = (f"{label} was written for host-local inputs (GDA-era pjit assembled each process's slice into "
                    f"the global array); jax.Array takes them as global values: convert with `multihost_utils`{note}")
-        evidence = _evidence(ctx, pj.call)
         reason = _cannot(ctx, pj, site)
         if reason:
-            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site),
-                                rests_on=evidence)
+            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site))
         args = site_arguments(ctx, pj, site)
         convert, unknown = args.convert, args.unknown
         unseen = [i for i, k in enumerate(args.kinds) if k == UNKNOWN]
@@ -338,14 +344,12 @@ class HostLocalInputs(Rule):
                       f"{'its spec is' if one else 'their specs are'} replicated, which needs no conversion, but if the "
                       "call is GDA-era code its result is this process's part, to convert back")
         if reason:
-            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site),
-                                rests_on=evidence)
+            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site))
         if not convert and not output_open(ctx, pj, site, args):
             return None  # global values, Python numbers and replicated inputs (converted already, or never host-local)
-        return self._fix(ctx, pj, site, args, message, evidence)
+        return self._fix(ctx, pj, site, args, message)
 
-    def _fix(self, ctx: FileContext, pj: PjitCall, site: ast.Call, args: SiteArguments, message: str,
-             evidence: Optional[Evidence]) -> Finding:
+    def _fix(self, ctx: FileContext, pj: PjitCall, site: ast.Call, args: SiteArguments, message: str) -> Finding:
         """The unsafe fix: this process's data converted before the call, the result back after it."""
         convert, unknown = args.convert, args.unknown
         mesh = mesh_for(ctx, site)
@@ -389,20 +393,7 @@ class HostLocalInputs(Rule):
                         f"{'it is' if single else 'they are'} (where {'it comes' if single else 'they come'} from is not "
                         "visible here) and the call stays reported")
         fix = Fix("unsafe", edits=tuple(edits), add_imports=tuple(imports) + more)
-        return self.finding(ctx, site, message + changes, fix, rests_on=evidence)
-
-
-#: what a fix held back for JM504's evidence says (engine/evidence.py)
-OWN_EVIDENCE = ("JM504 reports this pjit's calls by this keyword (it shows their inputs were host-local, GDA-era "
-                "pjit); rewritten once they are converted or known to be global")
-MODULE_EVIDENCE = ("JM504 reports this module's pjit calls by this (it shows the module was written for GDA-era pjit, "
-                   "whose inputs were host-local); rewritten once they are converted or known to be global")
-
-
-def _evidence(ctx: FileContext, call: Optional[ast.Call]) -> Optional[Evidence]:
-    """The text a finding rests on: what shows it GDA-era (a later ``check`` needs it)."""
-    spans, own = evidence_to_keep(ctx, call)
-    return Evidence(spans, OWN_EVIDENCE if own else MODULE_EVIDENCE) if spans else None
+        return self.finding(ctx, site, message + changes, fix)
 
 
 def _listed(ctx: FileContext, site: ast.Call, positions: Sequence[int]) -> str:

@@ -11,7 +11,6 @@ from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.gda import spec_source
 from jaxmigrate.patterns.jit_plan import (
     HELD,
-    JIT,
     PJIT_DEPRECATED_SINCE,
     POSITIONAL,
     SHARDINGS,
@@ -22,6 +21,7 @@ from jaxmigrate.patterns.jit_plan import (
     pjit_uses,
 )
 from jaxmigrate.patterns.mesh_holds import MESH_HOLDS
+from jaxmigrate.patterns.pjit_calls import JIT, legacy_keys, rename_key
 from jaxmigrate.rules.base import Example, Rule, snippet
 
 
@@ -155,7 +155,10 @@ class PjitToJit(Rule):
                 edits.append(ctx.replace(kw, f"{SHARDINGS[kw.arg]}={text}"))
                 imports += more
                 specs = True
-            elif kw.arg is None:  # a keyword dict used only here: its legacy None values become P()
+            elif kw.arg is None:  # a keyword dict used only here: its legacy None values become P(), its
+                # legacy keys the new ones (JM101's rename, applied here too: JM701 waits for no other rule)
+                built = ctx.single_assignment(kw.value) if isinstance(kw.value, ast.Name) else None
+                edits += [rename_key(ctx, node, key) for node, key in legacy_keys(ctx, built.value)] if built else []
                 for key, value in kwargs_entries(ctx, kw.value) or ():
                     specs = specs or key in SHARDINGS
                     text, more = self._value(ctx, key, value, use.node)
