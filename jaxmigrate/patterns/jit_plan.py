@@ -16,6 +16,7 @@ from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.patterns.gda import FROM_GDA, PJIT
 from jaxmigrate.patterns.pjit_calls import (
     AXIS_RESOURCES_RENAMES,
+    SET_MESH_SPELLINGS,
     is_mesh,
     is_mesh_helper,
     set_mesh_argument,
@@ -232,6 +233,23 @@ def held_until_fixed(ctx: FileContext) -> Optional[FrozenSet[str]]:
             return None
         codes.add(code)
     return frozenset(codes)
+
+
+def nothing_to_shard(ctx: FileContext, use: PjitUse) -> bool:
+    """Whether every sharding the use gives is a literal ``None`` (or none is given): pjit had
+    nothing to shard. JAX 0.4.13 read a ``None`` spec outside a mesh as unspecified, what
+    ``jax.jit`` without shardings does (``P()`` there raised "requires a non-empty mesh")."""
+    if use.kind not in ("call", "partial") or any(k.arg is None for k in use.keywords):
+        return False
+    given = [*use.options[:2], *(k.value for k in use.keywords if k.arg in SHARDINGS)]
+    return all(isinstance(v, ast.Constant) and v.value is None for v in given)
+
+
+def enters_no_mesh(ctx: FileContext) -> bool:
+    """Whether the module enters no mesh at all: no `with` on one (legacy or ``jax.set_mesh``), no
+    helper that enters one, no mesh used as a decorator, no other call of ``jax.set_mesh``."""
+    return ctx.memo("jit_plan.enters_no_mesh", lambda c: not mesh_withs(c) and not always_reported(c)
+                    and next(c.calls_to(*SET_MESH_SPELLINGS), None) is None)
 
 
 def always_reported(ctx: FileContext) -> List[ast.expr]:
