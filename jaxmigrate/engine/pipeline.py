@@ -144,14 +144,32 @@ def active_rules(data: bytes, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
 def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None, origin=None) -> List[Finding]:
     """The findings of ``rules`` on ``text``; ``origin``: the facts of the text a fix started from."""
     ctx = FileContext.of(text, path, target).fixed_from(origin or {})
+    deferring = {r.code for r in rules if r.defers}
+    # a deferring rule leaves a reference to the rule that owns it whether or not that rule is
+    # selected (`--ignore JM503` must not bring JM801's finding of the same `FROM_GDA` back): the
+    # owners left out run too, and their findings serve the deferral only
+    owners = _owners_left_out(text, rules) if deferring else []
     findings: List[Finding] = []
-    for rule_cls in rules:
+    for rule_cls in [*rules, *owners]:
         try:
             findings.extend(rule_cls().check(ctx))
         except Exception as exc:  # noqa: BLE001 - a rule bug must not stop the run
             raise RuleError(rule_cls.code, exc) from exc
     findings.sort(key=lambda f: (f.line, f.column, f.code))
-    return unsuppressed(_without_deferred(findings, {r.code for r in rules if r.defers}), text)
+    kept = _without_deferred(findings, deferring)
+    if owners:
+        left_out = {r.code for r in owners}
+        kept = [f for f in kept if f.code not in left_out]
+    return unsuppressed(kept, text)
+
+
+def _owners_left_out(text: str, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
+    """The rules that are not deferring, not among ``rules`` and may report in ``text``."""
+    from jaxmigrate.rules import ALL_RULES
+
+    given = set(rules)
+    others = [r for r in ALL_RULES if r not in given and not r.defers]
+    return [r for r in active_rules(text.encode("utf-8", "surrogatepass"), others) if not r.defers] if others else []
 
 
 def _without_deferred(findings: List[Finding], deferring: Set[str]) -> List[Finding]:

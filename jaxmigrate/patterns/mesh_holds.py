@@ -71,7 +71,7 @@ class MeshHolds(ProjectFact):
             return (None, False, uses) if uses else None
         what = "pjit" if first.code == "JM701" else "`with mesh:`"
         if first.code not in selected:
-            return f"{first.line} keeps its {what} ({first.code} is not selected there)", True, uses
+            return f"{first.line} keeps its {what} (its rewrite is not selected there)", True, uses
         return f"{first.line} keeps its {what} ({first.code})", False, uses
 
     def outside_part(self, ctx: "FileContext", findings: List["Finding"], codes: Sequence[str]) -> Optional[Part]:
