@@ -190,7 +190,7 @@ def test_a_name_rebound_from_itself_ends_the_provenance_search():
         "def train(step, mesh, params, batch):\n    params = np.zeros(4)\n    params = params.reshape(4)\n").replace(
         "from jax.experimental.pjit import pjit\n", "import numpy as np\nfrom jax.experimental.pjit import pjit\n")
     findings = [f for f in run(text, ["JM504"], fix=False).findings if f.code == "JM504"]
-    assert len(findings) == 1 and "comes from is not visible" in findings[0].message
+    assert len(findings) == 1 and "(origin not visible)" in findings[0].message
 
 
 ARRAY_ON = """\

@@ -50,7 +50,9 @@ class HostLocalInputs(Rule):
     `None` spec (replicated in legacy pjit) becomes `P()`. When the call sites, the mesh or the
     specs cannot be resolved in the module, the finding carries the code to write, one statement
     a line: the conversion of the inputs, then the call's own statement (its targets kept) with the
-    output converted; the JSON and SARIF outputs and `fix --report` show it.
+    output converted; the JSON and SARIF outputs and `fix --report` show it. Every finding's
+    message shows the conversion to write on one line (a fixed one's too, with the whole code as
+    its suggestion).
 
     Only host data is converted: numpy arrays and what is computed from them, this process's slice
     (`batch[jax.process_index()]`), containers of those, and the outputs of the module's pjits
@@ -318,11 +320,12 @@ class HostLocalInputs(Rule):
 
     def _site(self, ctx: FileContext, pj: PjitCall, site: ast.Call, note: str) -> Optional[Finding]:
         label = f"`{pj.name}`" if pj.name else "this pjit"
-        message = (f"{label} was written for host-local inputs (GDA-era pjit assembled each process's slice into "
-                   f"the global array); jax.Array takes them as global values: convert with `multihost_utils`{note}")
+        code = _suggestion(ctx, pj, site)
+        message = (f"{label} takes host-local inputs (GDA-era pjit assembled each process's slice), global values on "
+                   f"jax.Array: write `{code.splitlines()[0]}`{note}")
         reason = _cannot(ctx, pj, site)
         if reason:
-            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site))
+            return self.finding(ctx, site, f"{message} ({reason})", suggestion=code)
         args = site_arguments(ctx, pj, site)
         convert, unknown = args.convert, args.unknown
         unseen = [i for i, k in enumerate(args.kinds) if k == UNKNOWN]
@@ -344,12 +347,13 @@ class HostLocalInputs(Rule):
                       f"{'its spec is' if one else 'their specs are'} replicated, which needs no conversion, but if the "
                       "call is GDA-era code its result is this process's part, to convert back")
         if reason:
-            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site))
+            return self.finding(ctx, site, f"{message} ({reason})", suggestion=code)
         if not convert and not output_open(ctx, pj, site, args):
             return None  # global values, Python numbers and replicated inputs (converted already, or never host-local)
-        return self._fix(ctx, pj, site, args, message)
+        return self._fix(ctx, pj, site, args, label, note, code)
 
-    def _fix(self, ctx: FileContext, pj: PjitCall, site: ast.Call, args: SiteArguments, message: str) -> Finding:
+    def _fix(self, ctx: FileContext, pj: PjitCall, site: ast.Call, args: SiteArguments, label: str, note: str,
+             code: str) -> Finding:
         """The unsafe fix: this process's data converted before the call, the result back after it."""
         convert, unknown = args.convert, args.unknown
         mesh = mesh_for(ctx, site)
@@ -379,21 +383,21 @@ class HostLocalInputs(Rule):
             edits += out_edits
             more += extra
             back = bool(out_edits)
-        if convert:  # what may change, said in the message
-            them = "it is" if len(convert) == 1 else "they are"
-            changes = (f"; the fix converts {_listed(ctx, site, convert)} before the call"
-                       f"{' and the result back after it' if back else ''}, as GDA-era pjit did: if {them} a global "
-                       "jax.Array already, what the call computes changes")
+        # one short line of code in the message; all of it (the call with its result converted back too)
+        # in the suggestion; what the unsafe fix may change in the rule's note (`fix` lists it)
+        if convert:
+            shown = " ".join(line.split()).replace("( (", "((")
+            message = (f"{label} takes this process's {_listed(ctx, site, convert)}, host-local under GDA-era pjit: "
+                       f"convert first, `{shown}`{', and the result back' if back else ''}")
         else:
-            changes = ("; the fix converts the result back to this process's part, as GDA-era pjit returned it: if the "
-                       "call was written for jax.Array, what it returns changes")
+            message = (f"{label} returned this process's part under GDA-era pjit: the fix converts the result back "
+                       "with `global_array_to_host_local_array`")
         if unknown:
             single = len(unknown) == 1
-            changes += (f"; {_listed(ctx, site, unknown)} {'is' if single else 'are'} left as "
-                        f"{'it is' if single else 'they are'} (where {'it comes' if single else 'they come'} from is not "
-                        "visible here) and the call stays reported")
+            message += (f"; {_listed(ctx, site, unknown)} {'is' if single else 'are'} left as "
+                        f"{'it is' if single else 'they are'} (origin not visible) and the call stays reported")
         fix = Fix("unsafe", edits=tuple(edits), add_imports=tuple(imports) + more)
-        return self.finding(ctx, site, message + changes, fix)
+        return self.finding(ctx, site, message + note, fix, suggestion=code)
 
 
 def _listed(ctx: FileContext, site: ast.Call, positions: Sequence[int]) -> str:
