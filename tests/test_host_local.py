@@ -430,3 +430,18 @@ with mesh:
 def test_a_loader_of_this_module_that_returns_numpy_is_host_data(returned, converted):
     out = run(LOADER.format(returned=returned), ["JM504"], unsafe=True, target=(0, 4, 30))
     assert ("host_local_array_to_global_array((load_local_batch(0),)" in out.text) == converted, out.text
+
+
+def test_the_jax_jit_jm701_makes_is_still_reported():
+    """The migration guide's loop (fixtures/JM504/two_process_guide_loop) with every other rule's fixes
+    applied first (pjit -> jax.jit, `with mesh:` -> `jax.set_mesh`, no pjit word left): JM504 still
+    reports both calls, and converts them as it would have converted the pjit's."""
+    from tests.test_rule_independence import EVERY
+
+    before = (Path(__file__).parent.parent / "fixtures" / "JM504" / "two_process_guide_loop" / "before.py").read_text()
+    before = '"""The guide\'s loop."""\n' + before.split('"""', 2)[2].lstrip("\n")  # no word of pjit in the docstring
+    others = run(before, [c for c in EVERY if c != "JM504"], unsafe=True).text
+    assert "pjit" not in others and "jax.set_mesh(mesh)" in others
+    found = [f for f in run(others, fix=False).findings if f.code == "JM504"]
+    assert len(found) == 2 and all(f.fix is not None for f in found)
+    assert run(others, unsafe=True).text == run(before, unsafe=True).text

@@ -114,8 +114,9 @@ class HostLocalInputs(Rule):
                    "already a global array must not be converted; with one process nothing changes")
     # multi-process code that calls pjit
     triggers = name_triggers(MULTI_PROCESS_MARKERS)[0]
-    # a pjit, the jax.jit JM701 made of one, or a pjit inside a partitioner
-    requires = (name_triggers([PJIT])[0] + (b"jit", b"partitioner"),)
+    # a pjit, the jax.jit JM701 made of one (with bare specs: under `jax.set_mesh`, which JM702
+    # writes; a Sharding object as a spec is jax.Array code, left alone), or a pjit in a partitioner
+    requires = (name_triggers([PJIT])[0] + (b"set_mesh", b"use_mesh", b"partitioner"),)
     deprecated_in = "0.4.1"
     removed_in = "0.4.7"
     replacement_since = "0.4.1"
