@@ -134,8 +134,8 @@ def test_drops_wait_for_the_edited_text_when_the_import_is_in_a_block():
 def test_later_rounds_skip_rules_the_fixed_text_does_not_want(monkeypatch):
     calls = []
     real = pipeline.analyse
-    monkeypatch.setattr(pipeline, "analyse", lambda text, path, rules, target=None, origin=None: calls.append(
-        [r.code for r in rules]) or real(text, path, rules, target, origin))
+    monkeypatch.setattr(pipeline, "analyse", lambda text, path, rules, target=None, origin=None, owners=(): calls.append(
+        [r.code for r in rules]) or real(text, path, rules, target, origin, owners))
     legacy = ("from jax.experimental.pjit import pjit  # not with_sharding_constraint\n\n"
               "f = pjit(abs, in_axis_resources=None, out_axis_resources=None)\n")
     out = transform(legacy.encode(), "x.py", Settings(tuple(BY_CODE), fix=True, target=(0, 7, 0)))

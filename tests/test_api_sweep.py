@@ -14,7 +14,7 @@ from tests.venvs import cached_venv, pyenv_pythons
 pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigrate[verify]"')
 
 from jaxmigrate.catalog.moves import MOVES, applies  # noqa: E402
-from jaxmigrate.patterns import gda, jit_plan  # noqa: E402
+from jaxmigrate.patterns import gda, pjit_calls  # noqa: E402
 from jaxmigrate.rules import (  # noqa: E402
     device_put_sharded,
     experimental_shard_map,
@@ -32,7 +32,7 @@ EMITTED = sorted({
     f"{gda.MULTIHOST_UTILS}.host_local_array_to_global_array",
     f"{gda.MULTIHOST_UTILS}.global_array_to_host_local_array",
     "jax.live_arrays", sharding_constraint_axis_resources.MODERN, "jax.Array", "jax.Shard", experimental_shard_map.MODERN,
-    jit_plan.JIT, mesh_context.SET_MESH_NAME, device_put_sharded.MESH, "jax.device_put", "jax.tree.map", "jax.numpy.stack",
+    pjit_calls.JIT, mesh_context.SET_MESH_NAME, device_put_sharded.MESH, "jax.device_put", "jax.tree.map", "jax.numpy.stack",
     positional_sharding.MESH,
 })
 

@@ -102,7 +102,9 @@ def test_diff_writes_nothing(tmp_path):
 def test_select_and_ignore(tree):
     assert invoke("check", "--select", "JM2", str(tree)).output.count("JM101") == 0
     ignored = invoke("check", "--ignore", "JM101,JM203", str(tree))
-    assert ignored.exit_code == 1 and "JM801" in ignored.output  # the xmap import still fails: JM801 says so
+    # issue 36: ignoring JM203 does not bring back JM801's finding of the same xmap import, which
+    # JM801 leaves to JM203 in the full run: ignoring a rule changes no other rule's findings
+    assert ignored.exit_code == 0 and "JM801" not in ignored.output
     assert invoke("check", "--ignore", "JM101,JM203,JM8", str(tree)).exit_code == 0
     bad = invoke("check", "--select", "XX9", str(tree))
     assert bad.exit_code == 2 and "unknown rule code" in bad.output

@@ -122,14 +122,30 @@ def train(step, mesh, params, batch):
     ("in_shardings=(None, P('data')), out_shardings=None", None),
     ("in_axis_resources=(None, P('data')), out_axis_resources=None", "`in_axis_resources` at line 7"),
 ])
-def test_only_code_that_says_it_is_gda_era_is_reported(specs, era):
+def test_values_of_unseen_origin_are_reported_only_in_code_that_says_it_is_gda_era(specs, era):
     from jaxmigrate.analysis.context import FileContext
     from jaxmigrate.patterns.era import gda_era_evidence
 
-    text = LOOP.format(specs=specs)
+    text = LOOP.format(specs=specs).replace("batch[jax.process_index()]", "batch") + "\nrank = jax.process_index()\n"
     assert gda_era_evidence(FileContext(text)) == era
     codes = [f.code for f in run(text, ["JM504"], fix=False).findings]
     assert codes == ([] if era is None else ["JM504"])
+
+
+@pytest.mark.parametrize("specs", [
+    "in_shardings=(None, P('data')), out_shardings=None",
+    "in_axis_resources=(None, P('data')), out_axis_resources=None",
+])
+@pytest.mark.parametrize("jit", [False, True])
+def test_this_process_s_data_is_reported_whatever_the_spelling(specs, jit):
+    """This process's slice under a spec that shards it is host-local data in either era (jax.Array's
+    pjit and jit raise on NumPy inputs so given with two processes): reported from the call and its
+    module, for the pjit as it is and for the `jax.jit` JM701 makes of it."""
+    text = LOOP.format(specs=specs)
+    if jit:
+        text = text.replace("pjit(step, ", "jax.jit(step, ")
+    findings = [f for f in run(text, ["JM504"], fix=False).findings if f.code == "JM504"]
+    assert len(findings) == 1 and findings[0].fix is not None and "GDA-era by" not in findings[0].message
 
 
 @pytest.mark.parametrize("evidence", [
@@ -142,21 +158,20 @@ def test_a_gda_era_name_anywhere_in_the_module_makes_it_gda_era(evidence):
     assert "JM504" in [f.code for f in run(text, ["JM504"], fix=False).findings]
 
 
-def test_the_safe_fix_keeps_the_evidence_a_later_check_needs():
-    """Issue 28 item 10: JM101 would rename `in_axis_resources`, the one thing that shows the module
-    is GDA-era; pre-commit and CI throw `fix`'s output away and a later `check` found nothing. The
-    rename of the reported pjit's keywords waits (held back, said in its message) while JM504
-    stands, so every later `check` still reports the call; once it is resolved the rename applies."""
+def test_the_safe_fix_renames_and_a_later_check_still_reports():
+    """Issue 36: JM101's rename is exact and applies whatever JM504 reports of the same pjit (it
+    waited for JM504 once, and the call raised `TypeError` until someone edited it). JM504 reports
+    the call from its arguments (this process's slice), not from the old keyword, so the check after
+    a safe `fix` (whose output pre-commit and CI throw away) still reports it."""
     text = LOOP.format(specs="in_axis_resources=(None, P('data')), out_axis_resources=None")
     out = run(text, ["JM101", "JM504"], fix=True)
-    assert out.text == text  # JM504's conversion is unsafe: nothing applies
-    assert [f.code for f in out.findings] == ["JM101", "JM101", "JM504"]
-    assert all(f.fix is None and "held back: JM504 reports this pjit's calls by this keyword" in f.message
-               for f in out.findings if f.code == "JM101")
+    assert "in_shardings=(None, P('data')), out_shardings=None" in out.text
+    assert [f.code for f in out.findings] == ["JM504"]
     again = run(out.text, ["JM101", "JM504"], fix=False)  # the next check
-    assert [f.code for f in again.findings] == ["JM101", "JM101", "JM504"]
-    converted = run(text, ["JM101", "JM504"], unsafe=True)  # converted: the rename follows in the same run
+    assert [f.code for f in again.findings] == ["JM504"] and again.findings[0].fix is not None
+    converted = run(text, ["JM101", "JM504"], unsafe=True)
     assert "in_shardings=(None, P('data'))" in converted.text and converted.findings == []
+    assert run(out.text, ["JM101", "JM504"], unsafe=True).text == converted.text  # in two steps as in one
 
 
 def test_a_silenced_finding_holds_nothing_back():
@@ -175,7 +190,7 @@ def test_a_name_rebound_from_itself_ends_the_provenance_search():
         "def train(step, mesh, params, batch):\n    params = np.zeros(4)\n    params = params.reshape(4)\n").replace(
         "from jax.experimental.pjit import pjit\n", "import numpy as np\nfrom jax.experimental.pjit import pjit\n")
     findings = [f for f in run(text, ["JM504"], fix=False).findings if f.code == "JM504"]
-    assert len(findings) == 1 and "comes from is not visible" in findings[0].message
+    assert len(findings) == 1 and "(origin not visible)" in findings[0].message
 
 
 ARRAY_ON = """\
@@ -338,9 +353,10 @@ def test_replicated_inputs_with_a_sharded_result_convert_the_result_alone():
     assert "host_local_array_to_global_array" not in out.text
 
 
-def test_the_evidence_held_may_be_an_import_a_fix_would_drop():
-    """Positional specs: the module says it is GDA-era by its GlobalDeviceArray import alone. The
-    fix that would drop the import (JM502's, with the check that reads the class) waits too."""
+def test_a_fix_that_drops_the_gda_era_import_leaves_the_call_reported():
+    """Positional specs: the module says it is GDA-era by its GlobalDeviceArray import alone. JM502's
+    fix drops the import (with the check that reads the class); the call passes this process's
+    slice, so a later check still reports it."""
     text = ("import jax\n"
             "from jax.experimental.global_device_array import GlobalDeviceArray\n"
             "from jax.experimental.pjit import pjit\n"
@@ -351,14 +367,12 @@ def test_the_evidence_held_may_be_an_import_a_fix_would_drop():
             "        return p_step(batch[jax.process_index()])\n\n\n"
             "def is_gda(x):\n"
             "    assert isinstance(x, GlobalDeviceArray)\n")
-    out = run(text, ["JM502", "JM504"], unsafe=True)
-    assert out.text == text
-    held = [f for f in out.findings if f.code == "JM502" and "held back: JM504 reports this module's pjit calls" in f.message]
-    assert held and all(f.fix is None for f in held)
+    out = run(text, ["JM502"], unsafe=True)
+    assert "GlobalDeviceArray" not in out.text
     assert "JM504" in [f.code for f in run(out.text, ["JM502", "JM504"], fix=False).findings]
 
 
-def test_a_fix_that_deletes_the_reported_call_is_not_held():
+def test_a_fix_that_deletes_the_reported_call_resolves_it():
     """JM301 keeps the jax.Array branch of `if jax.config.jax_array: ... else: <GDA-mode code>`: it
     deletes the reported call together with its keywords, which resolves the finding."""
     text = ("import jax\n"
@@ -373,7 +387,7 @@ def test_a_fix_that_deletes_the_reported_call_is_not_held():
             "            return pjit(lambda x: x, in_axis_resources=P('x'), out_axis_resources=None)(inp)\n\n\n"
             "rank = jax.process_index()\n")
     checked = run(text, ["JM101", "JM301", "JM504"], fix=False, target=(0, 4, 14))
-    assert {f.code: f.fix is not None for f in checked.findings} == {"JM101": False, "JM301": True, "JM504": False}
+    assert {f.code: f.fix is not None for f in checked.findings} == {"JM101": True, "JM301": True, "JM504": False}
     out = run(text, ["JM101", "JM301", "JM504"], target=(0, 4, 14))
     assert "pjit(" not in out.text and out.findings == []
 
@@ -416,3 +430,18 @@ with mesh:
 def test_a_loader_of_this_module_that_returns_numpy_is_host_data(returned, converted):
     out = run(LOADER.format(returned=returned), ["JM504"], unsafe=True, target=(0, 4, 30))
     assert ("host_local_array_to_global_array((load_local_batch(0),)" in out.text) == converted, out.text
+
+
+def test_the_jax_jit_jm701_makes_is_still_reported():
+    """The migration guide's loop (fixtures/JM504/two_process_guide_loop) with every other rule's fixes
+    applied first (pjit -> jax.jit, `with mesh:` -> `jax.set_mesh`, no pjit word left): JM504 still
+    reports both calls, and converts them as it would have converted the pjit's."""
+    from tests.test_rule_independence import EVERY
+
+    before = (Path(__file__).parent.parent / "fixtures" / "JM504" / "two_process_guide_loop" / "before.py").read_text()
+    before = '"""The guide\'s loop."""\n' + before.split('"""', 2)[2].lstrip("\n")  # no word of pjit in the docstring
+    others = run(before, [c for c in EVERY if c != "JM504"], unsafe=True).text
+    assert "pjit" not in others and "jax.set_mesh(mesh)" in others
+    found = [f for f in run(others, fix=False).findings if f.code == "JM504"]
+    assert len(found) == 2 and all(f.fix is not None for f in found)
+    assert run(others, unsafe=True).text == run(before, unsafe=True).text

@@ -114,7 +114,9 @@ def test_a_suggestion_of_several_lines_goes_where_multi_line_text_belongs(tmp_pa
     text = [line for line in check().splitlines() if "JM504" in line]
     assert len(text) == 1 and text[0].endswith("; suggested code: in `--format json` or `sarif`, and `fix --report`")
     github = [line for line in check("--format", "github").splitlines() if "JM504" in line]
-    assert len(github) == 1 and "%0A" not in github[0] and "multihost_utils.host_local" not in github[0]
+    # one line: the message shows the code's first line (issue 36), the rest is where it points
+    assert len(github) == 1 and "%0A" not in github[0] and HOST_LOCAL_CODE.splitlines()[-1] not in github[0]
+    assert HOST_LOCAL_CODE.splitlines()[0] in github[0]
     records = {r["code"]: r for r in json.loads(check("--format", "json"))}
     assert records["JM504"]["suggestion"] == HOST_LOCAL_CODE
     sarif = json.loads(check("--format", "sarif"))

@@ -135,7 +135,7 @@ def test_one_rule_of_the_pair_selected_holds_the_other(tmp_path):
     results = _run(files, codes=("JM702",), fix=True, write=False)
     assert not results["model.py"].changed
     (held,) = results["model.py"].findings
-    assert "keeps its pjit (JM701 is not selected there)" in held.message
+    assert "keeps its pjit (its rewrite is not selected there)" in held.message
 
 
 def test_check_and_fix_agree_and_the_cache_follows_the_other_module(tmp_path):

@@ -180,11 +180,28 @@ def test_jm804_keyword_renames_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path):
     fixed = run(before.read_text())
     assert {f.code for f in fixed.findings} == set(), fixed.findings  # nothing left for a person
     assert "a_min" not in fixed.text and "newshape" not in fixed.text and "host_id" not in fixed.text
+    _equivalent_on_0_4_13(before, fixed.text, tmp_path, calls=1)
+
+
+def test_jm701_nothing_to_shard_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path):
+    """A pjit with only `None` specs (or none) called outside any mesh: the real 0.4.13 reads `None`
+    there as unspecified and runs it; JM701 writes `jax.jit(f)` with its other options, which the
+    installed JAX runs alike (the `P()` it wrote before raised "jit requires a non-empty mesh")."""
+    from tests.conftest import run
+
+    before = Path(__file__).parent.parent / "fixtures" / "JM701" / "nothing_to_shard_outside_a_mesh" / "before.py"
+    fixed = run(before.read_text(), unsafe=True)
+    assert fixed.findings == [] and "PartitionSpec" not in fixed.text
+    _equivalent_on_0_4_13(before, fixed.text, tmp_path, calls=4)
+
+
+def _equivalent_on_0_4_13(before: Path, fixed: str, tmp_path, calls: int) -> None:
+    """``before`` on the real 0.4.13 and ``fixed`` on the installed JAX agree, ``calls`` values compared."""
     after = tmp_path / "after.py"
-    after.write_text(fixed.text)
+    after.write_text(fixed)
     verdict = verify_files(str(before), str(after), legacy_jax="0.4.13")
     shown = render_text(verdict)
     assert verdict.legacy.startswith("real JAX 0.4.13"), shown
     assert verdict.status == "equivalent", shown
     assert verdict.differences == [], shown
-    assert "1 compiled call value(s)" in verdict.compared, shown
+    assert f"{calls} compiled call value(s)" in verdict.compared, shown

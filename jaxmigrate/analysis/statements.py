@@ -95,11 +95,28 @@ def insert_before(ctx: FileContext, node: ast.stmt, lines: List[str]) -> Edit:
 
 def drop_argument(ctx: FileContext, call: ast.Call, arg: ast.AST) -> Edit:
     """Delete one argument (positional or keyword) of a call with its separating comma."""
+    return drop_arguments(ctx, call, [arg])[0]
+
+
+def drop_arguments(ctx: FileContext, call: ast.Call, args: List[ast.AST]) -> List[Edit]:
+    """Delete arguments (positional or keyword) of a call with their separating commas: one edit
+    for each run of neighbours, which do not overlap."""
     items = sorted([*call.args, *call.keywords], key=lambda n: ctx.span(n)[0])
-    i = next(k for k, item in enumerate(items) if item is arg)
-    start, end = ctx.span(arg)
-    if i + 1 < len(items):
-        return Edit(start, ctx.span(items[i + 1])[0], "")
-    if i > 0:
-        return Edit(ctx.span(items[i - 1])[1], end, "")
-    return Edit(start, end, "")
+    dropped = {id(a) for a in args}
+    edits, i = [], 0
+    while i < len(items):
+        if id(items[i]) not in dropped:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(items) and id(items[j + 1]) in dropped:
+            j += 1
+        start, end = ctx.span(items[i])[0], ctx.span(items[j])[1]
+        if j + 1 < len(items):
+            edits.append(Edit(start, ctx.span(items[j + 1])[0], ""))
+        elif i > 0:
+            edits.append(Edit(ctx.span(items[i - 1])[1], end, ""))
+        else:
+            edits.append(Edit(start, end, ""))
+        i = j + 1
+    return edits

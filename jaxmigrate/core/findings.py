@@ -67,17 +67,6 @@ class Fix:
 
 
 @dataclass(frozen=True)
-class Evidence:
-    """Text a finding rests on: what shows that the code is what the finding says it is (the
-    `in_axis_resources` keyword that shows a pjit was written for GDA-era pjit). While the finding
-    stands, no other finding's fix may rewrite that text: a later ``check`` of the fixed file could
-    no longer tell, and the finding would be lost. Such a fix is held back and says ``note``."""
-
-    spans: Tuple[Tuple[int, int], ...]  # character offsets (start, end) in the text checked
-    note: str
-
-
-@dataclass(frozen=True)
 class Finding:
     code: str
     message: str
@@ -89,8 +78,6 @@ class Finding:
     # the code to write: by hand for a finding without a fix, what the fix writes (or the name it
     # puts in) for one with a fix; None where no replacement is known
     suggestion: Optional[str] = None
-    # the text this finding rests on (see ``Evidence``), if any
-    rests_on: Optional[Evidence] = field(default=None, compare=False)
 
     @property
     def fixable(self) -> bool:

@@ -20,7 +20,6 @@ from jaxmigrate.core.findings import Finding, Fix
 from jaxmigrate.core.linediff import LineMatcher, unified_diff
 from jaxmigrate.core.syntax import parse_error
 from jaxmigrate.engine.apply import FixError, apply_round
-from jaxmigrate.engine.evidence import hold_for_evidence
 from jaxmigrate.engine.notebook import prefilter_input
 from jaxmigrate.engine.project import Table, declared, for_path
 from jaxmigrate.engine.source import decode
@@ -142,17 +141,45 @@ def active_rules(data: bytes, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
     return [r for r in rules if r.rides_along and r.wants(present)]
 
 
-def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None, origin=None) -> List[Finding]:
-    """The findings of ``rules`` on ``text``; ``origin``: the facts of the text a fix started from."""
+def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None, origin=None,
+            owners: Sequence[Type[Rule]] = ()) -> List[Finding]:
+    """The findings of ``rules`` on ``text``; ``origin``: the facts of the text a fix started from.
+    ``owners``: rules not selected whose findings serve only the deferral (``owners_left_out``)."""
     ctx = FileContext.of(text, path, target).fixed_from(origin or {})
+    deferring = {r.code for r in rules if r.defers}
+    owners = owners if deferring else ()
     findings: List[Finding] = []
-    for rule_cls in rules:
+    for rule_cls in [*rules, *owners]:
         try:
             findings.extend(rule_cls().check(ctx))
         except Exception as exc:  # noqa: BLE001 - a rule bug must not stop the run
             raise RuleError(rule_cls.code, exc) from exc
     findings.sort(key=lambda f: (f.line, f.column, f.code))
-    return hold_for_evidence(unsuppressed(_without_deferred(findings, {r.code for r in rules if r.defers}), text), ctx)
+    kept = _without_deferred(findings, deferring)
+    if owners:
+        left_out = {r.code for r in owners}
+        kept = [f for f in kept if f.code not in left_out]
+    return unsuppressed(kept, text)
+
+
+def _codes(settings: Settings) -> Tuple[str, ...]:
+    """The rules that run: those selected, and those the project facts to collect read."""
+    return tuple(dict.fromkeys((*settings.rule_codes, *(c for fact in facts_by_key(settings.collect)
+                                                         for c in fact.reads_codes))))
+
+
+def owners_left_out(data: bytes, codes: Sequence[str]) -> List[Type[Rule]]:
+    """A deferring rule leaves a reference to the rule that owns it whether or not that rule is
+    selected (`--ignore JM503` must not bring JM801's finding of the same `FROM_GDA` back): the
+    rules that no deferring one is (none in a run of every rule), are not among ``codes`` (the
+    selected ones) and may report in the file's ``data``, which run for the deferral only."""
+    from jaxmigrate.rules import ALL_RULES, BY_CODE
+
+    chosen = set(codes)
+    left_out = [r for r in ALL_RULES if r.code not in chosen and not r.defers]
+    if not left_out or not any(BY_CODE[c].defers for c in chosen):
+        return []
+    return [r for r in active_rules(data, left_out) if not r.defers]
 
 
 def _without_deferred(findings: List[Finding], deferring: Set[str]) -> List[Finding]:
@@ -203,7 +230,7 @@ def transform(data: bytes, display: str, settings: Settings, active: Optional[Li
     from jaxmigrate.rules import BY_CODE
 
     collect = facts_by_key(settings.collect)
-    codes = tuple(dict.fromkeys((*settings.rule_codes, *(c for fact in collect for c in fact.reads_codes))))
+    codes = _codes(settings)
     if active is None or collect:
         rules = active_rules(prefilter_input(data, display), [BY_CODE[c] for c in codes])
         if skips_file(data):
@@ -340,8 +367,9 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
     (a notebook's, cell by cell)."""
     original = text
     applied_total = 0
+    owners = owners_left_out(text.encode("utf-8", "surrogatepass"), _codes(settings))
     held = settings.project_facts()  # what the project facts say of this file
-    findings = first = analyse(text, display, rules, settings.target, held) if rules else []
+    findings = first = analyse(text, display, rules, settings.target, held, owners) if rules else []
     parts: Tuple[Tuple[str, Any], ...] = ()
     if settings.collect:  # the parts of the project facts, from the text as given (where its bytes may hold one)
         ctx, data = FileContext.of(text, display, settings.target), text.encode("utf-8", "surrogatepass")
@@ -374,12 +402,12 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
             fired |= {f.code for f in findings}
             wanted = set(map(id, active_rules(text.encode("utf-8", "surrogatepass"), rules)))
             rules = [r for r in rules if id(r) in wanted or r.code in fired]
-            findings = analyse(text, display, rules, settings.target, origin) if rules else []
+            findings = analyse(text, display, rules, settings.target, origin, owners) if rules else []
     if applied_total and (join_imports or joiner is not None):
         joined = joiner(original, text) if joiner is not None else join_written_imports(original, text, in_order)
         if joined != text:
             text = joined
-            findings = analyse(text, display, rules, settings.target, origin or held) if findings else []
+            findings = analyse(text, display, rules, settings.target, origin or held, owners) if findings else []
     return findings, text, applied_total, first, parts
 
 

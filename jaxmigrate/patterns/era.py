@@ -81,37 +81,6 @@ def _evidence(ctx: FileContext) -> List[Item]:
     return found
 
 
-def evidence_to_keep(ctx: FileContext, call: Optional[ast.Call] = None) -> Tuple[Tuple[Tuple[int, int], ...], bool]:
-    """The spans of the evidence a finding about ``call`` (a pjit call) rests on, and whether they
-    are the call's own: its ``in_axis_resources``/``out_axis_resources`` keywords, else those of the
-    first call in the module that has them, else the module's first piece of evidence (no span:
-    nothing in this text says it)."""
-    if call is not None:
-        own = _keyword_spans(ctx, call)
-        if own:
-            return own, True
-    return ctx.memo("era.module_evidence_to_keep", _module_evidence), False
-
-
-def _module_evidence(ctx: FileContext) -> Tuple[Tuple[int, int], ...]:
-    found = evidence_items(ctx)
-    keywords = [item for item in found if isinstance(item[3], ast.keyword) and item[3].arg in AXIS_RESOURCES]
-    first = min(keywords or found, key=lambda item: item[:2], default=None)
-    if first is None:
-        return ()
-    holder = ctx.parent(first[3])
-    return _keyword_spans(ctx, holder) if keywords and isinstance(holder, ast.Call) else (first[2],)
-
-
-def _keyword_spans(ctx: FileContext, call: ast.Call) -> Tuple[Tuple[int, int], ...]:
-    spans = []
-    for kw in call.keywords:
-        if kw.arg in AXIS_RESOURCES:
-            start = ctx.offset(kw.lineno, kw.col_offset)
-            spans.append((start, start + len(kw.arg)))
-    return tuple(spans)
-
-
 def _gda_era_name(qualname: str) -> bool:
     return qualname == FROM_GDA or qualname == GDA_MODULE or qualname.startswith(GDA_MODULE + ".")
 

@@ -16,18 +16,15 @@ from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.patterns.gda import FROM_GDA, PJIT
 from jaxmigrate.patterns.pjit_calls import (
     AXIS_RESOURCES_RENAMES,
-    host_local_sites,
+    SET_MESH_SPELLINGS,
     is_mesh,
     is_mesh_helper,
     set_mesh_argument,
-    unconverted_sites,
 )
 
-JIT = "jax.jit"
 # pjit's positional parameters after the function, in order (the same in 0.4.1 and 0.10.2)
 POSITIONAL = ("in_shardings", "out_shardings", "static_argnums", "donate_argnums")
 SHARDINGS = {"in_shardings": "in_shardings", "out_shardings": "out_shardings", **AXIS_RESOURCES_RENAMES}
-LEGACY = tuple(AXIS_RESOURCES_RENAMES)
 PJIT_DEPRECATED_SINCE = "0.8.0"  # pjit deprecated; jax.jit with shardings and jax.set_mesh (0.7.1) exist there
 #: the key in ``FileContext.origin`` of why the project's mesh plan holds this module's rewrites
 #: back (patterns/mesh_holds.py): another module it is linked to by imports keeps the old API
@@ -95,11 +92,9 @@ def use_blockers(ctx: FileContext, use: PjitUse) -> Iterator[Tuple[str, Optional
         if entries is None:
             yield ("options arrive through `**kwargs` built elsewhere: pass them to `jax.jit` as keywords, "
                    "with `P()` for a legacy `None`"), None
-        elif any(k in LEGACY for k, _ in entries):
-            yield "the keyword dict still has the legacy keys: rename them first (JM101)", "JM101"
     for value in [*use.options[:2], *(v for _, v in sharding_values(ctx, use))]:
         if any(ctx.qualname(n) == FROM_GDA for n in ast.walk(value)):
-            yield "FROM_GDA in the shardings: migrate it first (JM503)", "JM503"
+            yield "FROM_GDA in the shardings: migrate it first", "JM503"
             break
 
 
@@ -240,6 +235,23 @@ def held_until_fixed(ctx: FileContext) -> Optional[FrozenSet[str]]:
     return frozenset(codes)
 
 
+def nothing_to_shard(ctx: FileContext, use: PjitUse) -> bool:
+    """Whether every sharding the use gives is a literal ``None`` (or none is given): pjit had
+    nothing to shard. JAX 0.4.13 read a ``None`` spec outside a mesh as unspecified, what
+    ``jax.jit`` without shardings does (``P()`` there raised "requires a non-empty mesh")."""
+    if use.kind not in ("call", "partial") or any(k.arg is None for k in use.keywords):
+        return False
+    given = [*use.options[:2], *(k.value for k in use.keywords if k.arg in SHARDINGS)]
+    return all(isinstance(v, ast.Constant) and v.value is None for v in given)
+
+
+def enters_no_mesh(ctx: FileContext) -> bool:
+    """Whether the module enters no mesh at all: no `with` on one (legacy or ``jax.set_mesh``), no
+    helper that enters one, no mesh used as a decorator, no other call of ``jax.set_mesh``."""
+    return ctx.memo("jit_plan.enters_no_mesh", lambda c: not mesh_withs(c) and not always_reported(c)
+                    and next(c.calls_to(*SET_MESH_SPELLINGS), None) is None)
+
+
 def always_reported(ctx: FileContext) -> List[ast.expr]:
     """The mesh uses JM702 reports without a fix whatever the plan: helpers that enter a mesh,
     meshes used as decorators or called on functions."""
@@ -257,16 +269,6 @@ def module_blockers(ctx: FileContext) -> Iterator[Tuple[str, Optional[str]]]:
         line = getattr(use.node, "lineno", 0)
         for _, code in use_blockers(ctx, use):
             yield f"the pjit on line {line} needs a person", code
-    if pjit_uses(ctx):
-        unconverted = unconverted_sites(ctx)  # JM504 reads pjit calls: it goes first
-        if unconverted:
-            pj, site = unconverted[0]
-            line = (site or pj.call).lineno
-            if host_local_sites(ctx):
-                yield f"host-local inputs on line {line} need their conversion first (JM504)", "JM504"
-            else:
-                yield (f"the inputs on line {line} may be this process's data (multi-process code): pjit stays until "
-                       "they are converted with `multihost_utils` or known to be global"), None
     for w in mesh_withs(ctx) if uses_jax(ctx) else ():
         if w.problem:
             yield f"the `with` on line {w.statement.lineno} needs a person", None

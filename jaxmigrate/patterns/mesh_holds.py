@@ -12,8 +12,8 @@ or calls pjit in another that it imports. So:
   of the run (the others of the project are read only to hold the run's files);
 - a member's part says whether it keeps a pjit or `with mesh:` after its own fixes, read from its
   findings before any fix: a JM701/JM702 finding without a fix stays, unless every reason that
-  holds the module back is removed by another selected rule's fixes (JM101, JM503, JM504) that
-  all have fixes; a use of the rule of the pair that is not selected stays too, and every use in
+  holds the module back is removed by another selected rule's fixes (JM503's, for `FROM_GDA`)
+  that all have fixes; a use of the rule of the pair that is not selected stays too, and every use in
   a module of the project that the run was not given;
 - the value of every member of a group with such a module, that has uses of its own, is why.
 """
@@ -72,7 +72,7 @@ class MeshHolds(ProjectFact):
             return (None, False, uses) if uses else None
         what = "pjit" if first.code == "JM701" else "`with mesh:`"
         if first.code not in selected:
-            return f"{first.line} keeps its {what} ({first.code} is not selected there)", True, uses
+            return f"{first.line} keeps its {what} (its rewrite is not selected there)", True, uses
         return f"{first.line} keeps its {what} ({first.code})", False, uses
 
     def outside_part(self, ctx: "FileContext", findings: List["Finding"], codes: Sequence[str]) -> Optional[Part]:

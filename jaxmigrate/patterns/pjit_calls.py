@@ -11,7 +11,6 @@ from jaxmigrate.core.findings import Edit, ImportRef
 from jaxmigrate.patterns.era import GDA_OUTPUTS, array_mode_set_at, gda_era_evidence, module_turns_array_on
 from jaxmigrate.patterns.gda import (
     FROM_GDA,
-    PARTIAL,
     PJIT,
     TO_GLOBAL,
     TO_HOST_LOCAL,
@@ -23,6 +22,7 @@ from jaxmigrate.patterns.gda import (
 )
 from jaxmigrate.patterns.provenance import GLOBAL, HOST, UNKNOWN, provenance
 
+JIT = "jax.jit"
 #: pjit's keywords removed in JAX 0.4.14, and the ones that replaced them
 AXIS_RESOURCES_RENAMES = {"in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"}
 IN_KEYWORDS = ("in_axis_resources", "in_shardings")
@@ -49,17 +49,47 @@ class PjitCall:
     name: Optional[str]
 
 
-def pjit_calls(ctx: FileContext) -> Iterator[PjitCall]:
-    for call, _, is_partial in ctx.applications(PJIT):
-        callee = PARTIAL if is_partial else PJIT
+def pjit_calls(ctx: FileContext, jit: bool = False) -> Iterator[PjitCall]:
+    """Every pjit (and, with ``jit``, every ``jax.jit`` given ``in_shardings``: what JM701 makes of
+    a pjit) that says its input shardings, in source order."""
+    found = ctx.applications(PJIT)
+    if jit:
+        found = sorted([*found, *ctx.applications(JIT)], key=lambda item: (item[0].lineno, item[0].col_offset))
+    for call, callee_node, is_partial in found:
+        positional = not is_partial and ctx.qualname(callee_node) == PJIT  # jax.jit's options are keywords
         spec: Optional[ast.AST] = next((k for k in call.keywords if k.arg in IN_KEYWORDS), None)
         value = spec.value if isinstance(spec, ast.keyword) else None
-        if spec is None and callee == PJIT and len(call.args) >= 2:
+        if spec is None and positional and len(call.args) >= 2:
             spec = value = call.args[1]
         if spec is None:
             continue
         bound_to, name = binding_of(ctx, call, bool(is_partial))
         yield PjitCall(call, spec, value, bound_to, name)  # type: ignore[arg-type]  # with a spec, value is set
+
+
+def legacy_keys(ctx: FileContext, value: ast.expr) -> List[tuple]:
+    """(node, key) for each legacy keyword in a ``dict(...)`` call or a ``{...}`` literal."""
+    found: List[tuple] = []
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+        for kw in value.keywords:
+            if kw.arg in AXIS_RESOURCES_RENAMES:
+                found.append((kw, kw.arg))
+    elif isinstance(value, ast.Dict):
+        for key in value.keys:
+            if isinstance(key, ast.Constant) and key.value in AXIS_RESOURCES_RENAMES:
+                found.append((key, key.value))
+    return found
+
+
+def rename_key(ctx: FileContext, node: ast.AST, key: str) -> Edit:
+    if isinstance(node, ast.keyword):
+        start = ctx.offset(node.lineno, node.col_offset)
+        return Edit(start, start + len(key), AXIS_RESOURCES_RENAMES[key])
+    text = ctx.text(node)
+    quote = text[-1]
+    prefix = text[: text.index(quote)]  # keep string prefixes and quote style
+    q = quote if quote * 3 not in text else quote * 3
+    return ctx.replace(node, f"{prefix}{q}{AXIS_RESOURCES_RENAMES[key]}{q}")
 
 
 def binding_of(ctx: FileContext, call: ast.Call, is_partial: bool) -> Tuple[Optional[ast.AST], Optional[str]]:
@@ -221,23 +251,38 @@ def host_local_output(ctx: FileContext, pj: PjitCall, site: ast.Call, mhu: str,
 
 
 def host_local_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call]]]:
-    """Where multi-process code hands a pjit host-local inputs (JM504's findings, in order): (the
-    pjit, None) for one called where its name is not known, (the pjit, the call) for each call of
-    a named one whose arguments are not converted yet. A pjit with ``FROM_GDA`` is JM503's."""
-    if gda_era_evidence(ctx) is None:
-        return []  # current code (in_shardings, no GDA-era name) passes global values: patterns/era.py
-    return unconverted_sites(ctx)
+    """Where multi-process code hands a pjit (or the ``jax.jit`` made of one) host-local inputs
+    (JM504's findings, in order): (the pjit, None) for one called where its name is not known, (the
+    pjit, the call) for each call of a named one whose arguments are not converted yet. A pjit
+    with ``FROM_GDA`` is JM503's.
+
+    In a module that shows it was written for GDA-era pjit (patterns/era.py), every such call.
+    Elsewhere only the calls that pass this process's NumPy data under a spec that shards it
+    (``visible_host_data``): jax.Array's pjit and jit raise on those with two processes ("Passing
+    non-trivial shardings for numpy inputs is not allowed"), whatever the era, so they are
+    reported from the call and its module alone, also once a fix renamed the keywords that said
+    the era; the calls that pass values of unseen origin are left to code of its era."""
+    sites = ctx.memo("pjit_calls.unconverted_sites", _unconverted_sites)
+    if gda_era_evidence(ctx) is not None:
+        return sites
+    return [(pj, site) for pj, site in sites if site is not None and visible_host_data(ctx, pj, site)]
 
 
-def unconverted_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call]]]:
-    """The same sites in multi-process code of either era: what keeps pjit from becoming
-    ``jax.jit`` (the JM701/JM702 plan). The era is not asked, so that a fix run and the next one
-    decide alike: the first run's fixes rewrite the evidence of a GDA-era module."""
-    return ctx.memo("pjit_calls.unconverted_sites", _unconverted_sites)
+def visible_host_data(ctx: FileContext, pj: PjitCall, site: ast.Call) -> bool:
+    """Whether ``site`` passes NumPy data this module shows (a loader's result, an iterator of
+    NumPy batches, this process's slice) under a spec that shards it. The outputs of the module's
+    pjits count as global here: only GDA-era code (the era said) handed them back host-local."""
+    if not site.args or site.keywords or any(isinstance(a, ast.Starred) for a in site.args):
+        return False
+    specs = position_specs(ctx, pj, site)
+    static = static_positions(pj) or set()
+    kinds = argument_kinds(ctx, site, GLOBAL)
+    return any(kind == HOST and i not in static and spec is not None and not is_replicated(ctx, spec)
+               for i, (kind, spec) in enumerate(zip(kinds, specs)))
 
 
 def _unconverted_sites(ctx: FileContext) -> List[Tuple[PjitCall, Optional[ast.Call]]]:
-    calls = list(pjit_calls(ctx))
+    calls = list(pjit_calls(ctx, jit=True))
     if not calls or not is_multi_process(ctx) or module_turns_array_on(ctx):
         return []  # (a module that turns jax.Array on passes global values: patterns/era.py)
     sites: List[Tuple[PjitCall, Optional[ast.Call]]] = []
@@ -262,9 +307,15 @@ def inline_site(ctx: FileContext, pj: PjitCall) -> Optional[ast.Call]:
     """The call of a pjit called where it is made, ``pjit(f, ...)(x)`` (not ``partial(pjit, ...)(f)``,
     which makes one), else None."""
     outer = ctx.parent(pj.call)
-    if isinstance(outer, ast.Call) and outer.func is pj.call and ctx.qualname(pj.call.func) == PJIT:
+    if isinstance(outer, ast.Call) and outer.func is pj.call and _makes_pjit(ctx, pj.call):
         return outer
     return None
+
+
+def _makes_pjit(ctx: FileContext, call: ast.Call) -> bool:
+    """``pjit(f, ...)``, or ``jax.jit(f, in_shardings=...)`` (JM701's rewrite of one)."""
+    name = ctx.qualname(call.func)
+    return name == PJIT or name == JIT and any(k.arg == "in_shardings" for k in call.keywords)
 
 
 def _takes_shardings(ctx: FileContext, pj: PjitCall) -> bool:
@@ -417,19 +468,20 @@ def result_converted(ctx: FileContext, site: ast.Call) -> bool:
         and ctx.qualname(parent.func) == TO_HOST_LOCAL
 
 
-def argument_kinds(ctx: FileContext, site: ast.Call) -> List[str]:
+def argument_kinds(ctx: FileContext, site: ast.Call, outputs: Optional[str] = None) -> List[str]:
     """The provenance of each argument of ``site`` (patterns/provenance.py): the outputs of the
-    module's pjitted functions (named, or called where they are made) are global if it turned on
-    GDA outputs or the call converts inputs itself (jax.Array code), else host-local."""
-    names = ctx.memo("pjit_calls.pjit names", lambda c: {pj.name for pj in pjit_calls(c) if pj.name})
-    output = GLOBAL if outputs_are_global(ctx) else HOST
+    module's pjitted functions (named, or called where they are made) are ``outputs`` if given, else
+    global if it turned on GDA outputs or the call converts inputs itself (jax.Array code), else
+    host-local."""
+    names = ctx.memo("pjit_calls.pjit names", lambda c: {pj.name for pj in pjit_calls(c, jit=True) if pj.name})
+    output = outputs or (GLOBAL if outputs_are_global(ctx) else HOST)
 
     def pjit_output(call: ast.Call) -> Optional[str]:
         func = call.func
         if not (isinstance(func, ast.Name) and func.id in names
-                or isinstance(func, ast.Call) and ctx.qualname(func.func) == PJIT):
+                or isinstance(func, ast.Call) and _makes_pjit(ctx, func)):
             return None
-        return GLOBAL if any(is_converted(ctx, a) for a in call.args) else output
+        return GLOBAL if outputs == GLOBAL or any(is_converted(ctx, a) for a in call.args) else output
 
     return [provenance(ctx, a, pjit_output) for a in site.args]
 

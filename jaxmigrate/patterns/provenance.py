@@ -8,7 +8,7 @@ one shard" on two processes); anything else unseen is unknown, and reported rath
 from __future__ import annotations
 
 import ast
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.values import own_nodes
@@ -29,7 +29,7 @@ def provenance(ctx: FileContext, expr: ast.expr, pjit_output: Callable[[ast.Call
                depth: int = 0) -> str:
     """HOST, GLOBAL, SCALAR or UNKNOWN for ``expr``. ``pjit_output(call)`` answers for a call of a
     pjitted function (None: it is not one)."""
-    if depth > 4:
+    if depth > 10:
         return UNKNOWN
     if isinstance(expr, ast.Constant):
         return SCALAR if isinstance(expr.value, (int, float, complex)) else UNKNOWN
@@ -48,6 +48,9 @@ def provenance(ctx: FileContext, expr: ast.expr, pjit_output: Callable[[ast.Call
     if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts:
         kinds = {provenance(ctx, e, pjit_output, depth + 1) for e in expr.elts}
         return HOST if kinds == {HOST} else UNKNOWN
+    if isinstance(expr, ast.Dict) and expr.values and all(k is not None for k in expr.keys):  # a dict of batches
+        kinds = {provenance(ctx, v, pjit_output, depth + 1) for v in expr.values}
+        return HOST if kinds == {HOST} else UNKNOWN
     if isinstance(expr, ast.Name):
         return _name(ctx, expr, pjit_output, depth)
     return UNKNOWN
@@ -65,6 +68,8 @@ def _call(ctx: FileContext, call: ast.Call, pjit_output: Callable[[ast.Call], Op
         return SCALAR
     if isinstance(call.func, ast.Name) and call.func.id in SCALAR_MAKERS and ctx.qualname(call.func) is None:
         return SCALAR
+    if _builtin(ctx, call, "next"):  # `next(batches)`: an item drawn from an iterator
+        return _item(ctx, call.args[0], pjit_output, depth + 1)
     if isinstance(call.func, ast.Attribute) and ctx.qualname(call.func) is None:  # `x.reshape(...)`, `x.astype(...)`
         return HOST if provenance(ctx, call.func.value, pjit_output, depth + 1) == HOST else UNKNOWN
     returned = _returned(ctx, call, pjit_output, depth)
@@ -76,15 +81,9 @@ def _call(ctx: FileContext, call: ast.Call, pjit_output: Callable[[ast.Call], Op
 def _returned(ctx: FileContext, call: ast.Call, pjit_output: Callable[[ast.Call], Optional[str]], depth: int) -> Optional[str]:
     """HOST or GLOBAL for a call of a function of this module (undecorated, bound once) whose every
     ``return`` gives that (a data loader ending in ``np.stack(...)``); None for other calls."""
-    if not isinstance(call.func, ast.Name):
-        return None
-    bindings = ctx.bindings(call.func)
-    function = bindings[0].node if len(bindings) == 1 else None
-    if not isinstance(function, ast.FunctionDef) or function.decorator_list:
-        return None
-    own = list(own_nodes(function))
-    if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in own):
-        return None  # a generator
+    own = _module_function(ctx, call)
+    if own is None or any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in own):
+        return None  # not one, or a generator
     returns = [node.value for node in own if isinstance(node, ast.Return)]
     kinds = {provenance(ctx, value, pjit_output, depth + 1) if value is not None else UNKNOWN for value in returns}
     return kinds.pop() if len(kinds) == 1 and kinds <= {HOST, GLOBAL} else None
@@ -110,8 +109,11 @@ def _name(ctx: FileContext, name: ast.Name, pjit_output: Callable[[ast.Call], Op
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _annotated_global(ctx, stmt, name.id):
             kinds.add(GLOBAL)  # a parameter annotated as a GDA (or the jax.Array a fix made of it)
             continue
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and _loop_target(stmt.target, name.id):
+            kinds.add(_item(ctx, _loop_items(stmt, name.id), pjit_output, depth + 1))  # `for batch in loader():`
+            continue
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
-            return UNKNOWN  # a parameter, a loop variable, an import...
+            return UNKNOWN  # a parameter, another loop's variable, an import...
         target = stmt.targets[0]
         if isinstance(target, ast.Name):
             kinds.add(provenance(ctx, stmt.value, pjit_output, depth + 1))
@@ -122,3 +124,69 @@ def _name(ctx: FileContext, name: ast.Name, pjit_output: Callable[[ast.Call], Op
                 return UNKNOWN
             kinds.add(output)
     return kinds.pop() if len(kinds) == 1 else UNKNOWN
+
+
+def _builtin(ctx: FileContext, call: ast.Call, name: str) -> bool:
+    """A call of the builtin ``name`` (not a binding of the module's) with one argument."""
+    return (isinstance(call.func, ast.Name) and call.func.id == name and ctx.qualname(call.func) is None
+            and not ctx.bindings(call.func) and len(call.args) == 1 and not call.keywords)
+
+
+def _loop_target(target: ast.expr, name: str) -> bool:
+    """``for name in ...`` or ``for i, name in enumerate(...)``."""
+    if isinstance(target, ast.Name):
+        return target.id == name
+    return (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name)
+            and target.elts[1].id == name)
+
+
+def _loop_items(loop: ast.For | ast.AsyncFor, name: str) -> ast.expr:
+    """What the loop draws ``name`` from: the iterable, or the one ``enumerate`` counts."""
+    if isinstance(loop.target, ast.Name):
+        return loop.iter
+    it = loop.iter
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and len(it.args) == 1:
+        return it.args[0]
+    return ast.Constant(value=None)  # a pair from something else: not known
+
+
+def _item(ctx: FileContext, items: ast.expr, pjit_output: Callable[[ast.Call], Optional[str]], depth: int) -> str:
+    """What each item drawn from ``items`` is: HOST for a generator of this module that yields host
+    data only (a loader of NumPy batches), ``iter(...)`` of one, a name bound once to one, or a
+    list of host data; UNKNOWN otherwise."""
+    if depth > 10:
+        return UNKNOWN
+    if isinstance(items, ast.Name):
+        bindings = ctx.bindings(items)
+        stmt = bindings[0].node if len(bindings) == 1 else None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            return _item(ctx, stmt.value, pjit_output, depth + 1)
+        return UNKNOWN
+    if isinstance(items, (ast.List, ast.Tuple)) and items.elts:
+        kinds = {provenance(ctx, e, pjit_output, depth + 1) for e in items.elts}
+        return HOST if kinds == {HOST} else UNKNOWN
+    if not isinstance(items, ast.Call):
+        return UNKNOWN
+    if _builtin(ctx, items, "iter"):
+        return _item(ctx, items.args[0], pjit_output, depth + 1)
+    if isinstance(items.func, ast.Name) and items.func.id == "range" and ctx.qualname(items.func) is None \
+            and not ctx.bindings(items.func):
+        return SCALAR  # `for step in range(n)`: Python ints
+    own = _module_function(ctx, items)
+    yielded = [node.value for node in own or () if isinstance(node, ast.Yield)]
+    if not yielded or any(isinstance(node, ast.YieldFrom) for node in own or ()):
+        return UNKNOWN
+    kinds = {provenance(ctx, value, pjit_output, depth + 1) if value is not None else UNKNOWN for value in yielded}
+    return HOST if kinds == {HOST} else UNKNOWN
+
+
+def _module_function(ctx: FileContext, call: ast.Call) -> Optional[List[ast.AST]]:
+    """The nodes of the function of this module ``call`` calls by name (undecorated, bound once),
+    not those of the functions defined in it; None for any other call."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    bindings = ctx.bindings(call.func)
+    function = bindings[0].node if len(bindings) == 1 else None
+    if not isinstance(function, ast.FunctionDef) or function.decorator_list:
+        return None
+    return list(own_nodes(function))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Tuple
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.project import ProjectFact
 from jaxmigrate.catalog.api_history import parse_version
-from jaxmigrate.core.findings import SUGGESTED_ELSEWHERE, Evidence, Finding, Fix, FixSafety
+from jaxmigrate.core.findings import SUGGESTED_ELSEWHERE, Finding, Fix, FixSafety
 from jaxmigrate.patterns.api_references import Reference
 from jaxmigrate.patterns.history_findings import history_findings
 from jaxmigrate.prefilter import Presence, history_wants
@@ -131,16 +131,14 @@ class Rule:
         fix: Optional[Fix] = None,
         suggestion: Optional[str] = None,
         replacement: Optional[str] = None,
-        rests_on: Optional[Evidence] = None,
     ) -> Finding:
         """A finding at ``node``. ``suggestion``: code to write by hand, added to the message
         (without a fix); ``replacement``: the code the message already names (``use `x` ``),
-        carried as the finding's suggestion with the message as it is; ``rests_on``: the text
-        that shows what the finding says, which other fixes leave alone while it stands."""
+        carried as the finding's suggestion with the message as it is."""
         line, col, end_line, end_col = ctx.position(node)
         if suggestion and fix is None:  # code of several lines goes where multi-line text belongs
             message = f"{message}; {SUGGESTED_ELSEWHERE}" if "\n" in suggestion else f"{message}; suggested: {suggestion}"
-        return Finding(self.code, message, line, col, end_line, end_col, fix, suggestion or replacement, rests_on)
+        return Finding(self.code, message, line, col, end_line, end_col, fix, suggestion or replacement)
 
     @classmethod
     def documentation(cls) -> str:

@@ -8,8 +8,8 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import insert_before, statement_prefix
-from jaxmigrate.core.findings import Edit, Evidence, Finding, Fix, ImportRef
-from jaxmigrate.patterns.era import evidence_to_keep, gda_era_evidence, written_evidence
+from jaxmigrate.core.findings import Edit, Finding, Fix, ImportRef
+from jaxmigrate.patterns.era import gda_era_evidence, written_evidence
 from jaxmigrate.patterns.gda import MULTI_PROCESS_MARKERS, MULTIHOST_UTILS, PJIT, outputs_are_global, spec_source
 from jaxmigrate.patterns.pjit_calls import (
     PjitCall,
@@ -25,6 +25,7 @@ from jaxmigrate.patterns.pjit_calls import (
     site_arguments,
     statement_of,
     static_positions,
+    visible_host_data,
 )
 from jaxmigrate.patterns.provenance import UNKNOWN
 from jaxmigrate.prefilter import name_triggers
@@ -49,7 +50,9 @@ class HostLocalInputs(Rule):
     `None` spec (replicated in legacy pjit) becomes `P()`. When the call sites, the mesh or the
     specs cannot be resolved in the module, the finding carries the code to write, one statement
     a line: the conversion of the inputs, then the call's own statement (its targets kept) with the
-    output converted; the JSON and SARIF outputs and `fix --report` show it.
+    output converted; the JSON and SARIF outputs and `fix --report` show it. Every finding's
+    message shows the conversion to write on one line (a fixed one's too, with the whole code as
+    its suggestion).
 
     Only host data is converted: numpy arrays and what is computed from them, this process's slice
     (`batch[jax.process_index()]`), containers of those, and the outputs of the module's pjits
@@ -82,12 +85,16 @@ class HostLocalInputs(Rule):
     A function a project's partitioner makes (`self._step = self._partitioner.partition(fn, ...)`
     or `.compile(...)`: a pjit JM504 cannot see into) is reported at each call.
 
-    A finding rests on what shows the code GDA-era: the reported pjit's own
-    `in_axis_resources`/`out_axis_resources` keywords (else the module's first such sign). While
-    it stands, a fix that would rewrite that text is held back and says so (JM101's rename of
-    those keywords): a safe `fix`, whose output pre-commit and CI throw away, would otherwise leave
-    a file every later `check` takes for code written for jax.Array. Once the calls are converted
-    (or silenced with `# noqa: JM504` once reviewed), the rename applies.
+    A call that passes this process's NumPy data (a NumPy array or what is computed from it, the
+    result of a loader function of the module, a batch drawn from a generator of NumPy batches, a
+    dict of those) under a spec that shards it is reported in any multi-process module, also one
+    that no longer says its era, and also where the pjit has become `jax.jit(..., in_shardings=...)`
+    (JM701): jax.Array's pjit and jit raise on such a call with two processes ("Passing non-trivial
+    shardings for numpy inputs is not allowed"). So no other rule waits for this one: JM101 renames
+    the keywords of a reported pjit and JM701 rewrites it to `jax.jit`, and a later `check` of the
+    fixed file still reports those calls. A call whose inputs are host data only by the era (the
+    outputs of the module's pjits, values of unseen origin) is reported while the module says it is
+    GDA-era; a finding that only the text before this run's fixes showed so says to review it now.
 
     ## Why is this bad?
     Before jax.Array, pjit took the inputs that were not GDAs as *host-local*: each process
@@ -107,7 +114,9 @@ class HostLocalInputs(Rule):
                    "already a global array must not be converted; with one process nothing changes")
     # multi-process code that calls pjit
     triggers = name_triggers(MULTI_PROCESS_MARKERS)[0]
-    requires = (name_triggers([PJIT])[0] + (b"partitioner",),)  # or a pjit inside a partitioner
+    # a pjit, the jax.jit JM701 made of one (with bare specs: under `jax.set_mesh`, which JM702
+    # writes; a Sharding object as a spec is jax.Array code, left alone), or a pjit in a partitioner
+    requires = (name_triggers([PJIT])[0] + (b"set_mesh", b"use_mesh", b"partitioner"),)
     deprecated_in = "0.4.1"
     removed_in = "0.4.7"
     replacement_since = "0.4.1"
@@ -266,9 +275,12 @@ class HostLocalInputs(Rule):
                 def train(step, mesh, params, batch):
                     p_step = pjit(step, in_shardings=(None, P("data")), out_shardings=None)
                     with mesh:
-                        return p_step(params, batch[jax.process_index()])
+                        return p_step(params, batch)
+
+                rank = jax.process_index()
             """),
-            title="code written for jax.Array (the `in_shardings` spelling, no GDA-era name) passes global values",
+            title="code written for jax.Array (the `in_shardings` spelling, no GDA-era name) passes global values: "
+                  "only this process's NumPy data is reported there",
         ),
         Example(
             snippet("""
@@ -294,29 +306,27 @@ class HostLocalInputs(Rule):
             yield self.finding(ctx, call, f"`{short(ctx.text(call.func))}` was made by `{short(ctx.text(origin.func))}"
                                "(...)`, a pjit inside a partitioner: in GDA-era multi-process code its inputs were "
                                "host-local, and jax.Array takes them as global values: convert host data with "
-                               "`multihost_utils.host_local_array_to_global_array` (or check the partitioner does)",
-                               rests_on=_evidence(ctx, None))
+                               "`multihost_utils.host_local_array_to_global_array` (or check the partitioner does)")
         sites = host_local_sites(ctx)
         note = _inherited_era(ctx) if sites else ""
         for pj, site in sites:
             if site is None:
                 yield self.finding(ctx, pj.call, "in multi-process code this pjit's inputs were host-local under GDA-era "
                                    f"pjit; jax.Array takes them as global values{note}",
-                                   suggestion=_suggestion(ctx, pj, None), rests_on=_evidence(ctx, pj.call))
+                                   suggestion=_suggestion(ctx, pj, None))
             else:
-                finding = self._site(ctx, pj, site, note)
+                finding = self._site(ctx, pj, site, "" if visible_host_data(ctx, pj, site) else note)
                 if finding is not None:
                     yield finding
 
     def _site(self, ctx: FileContext, pj: PjitCall, site: ast.Call, note: str) -> Optional[Finding]:
         label = f"`{pj.name}`" if pj.name else "this pjit"
-        message = (f"{label} was written for host-local inputs (GDA-era pjit assembled each process's slice into "
-                   f"the global array); jax.Array takes them as global values: convert with `multihost_utils`{note}")
-        evidence = _evidence(ctx, pj.call)
+        code = _suggestion(ctx, pj, site)
+        message = (f"{label} takes host-local inputs (GDA-era pjit assembled each process's slice), global values on "
+                   f"jax.Array: write `{code.splitlines()[0]}`{note}")
         reason = _cannot(ctx, pj, site)
         if reason:
-            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site),
-                                rests_on=evidence)
+            return self.finding(ctx, site, f"{message} ({reason})", suggestion=code)
         args = site_arguments(ctx, pj, site)
         convert, unknown = args.convert, args.unknown
         unseen = [i for i, k in enumerate(args.kinds) if k == UNKNOWN]
@@ -338,14 +348,13 @@ class HostLocalInputs(Rule):
                       f"{'its spec is' if one else 'their specs are'} replicated, which needs no conversion, but if the "
                       "call is GDA-era code its result is this process's part, to convert back")
         if reason:
-            return self.finding(ctx, site, f"{message} ({reason})", suggestion=_suggestion(ctx, pj, site),
-                                rests_on=evidence)
+            return self.finding(ctx, site, f"{message} ({reason})", suggestion=code)
         if not convert and not output_open(ctx, pj, site, args):
             return None  # global values, Python numbers and replicated inputs (converted already, or never host-local)
-        return self._fix(ctx, pj, site, args, message, evidence)
+        return self._fix(ctx, pj, site, args, label, note, code)
 
-    def _fix(self, ctx: FileContext, pj: PjitCall, site: ast.Call, args: SiteArguments, message: str,
-             evidence: Optional[Evidence]) -> Finding:
+    def _fix(self, ctx: FileContext, pj: PjitCall, site: ast.Call, args: SiteArguments, label: str, note: str,
+             code: str) -> Finding:
         """The unsafe fix: this process's data converted before the call, the result back after it."""
         convert, unknown = args.convert, args.unknown
         mesh = mesh_for(ctx, site)
@@ -375,34 +384,21 @@ class HostLocalInputs(Rule):
             edits += out_edits
             more += extra
             back = bool(out_edits)
-        if convert:  # what may change, said in the message
-            them = "it is" if len(convert) == 1 else "they are"
-            changes = (f"; the fix converts {_listed(ctx, site, convert)} before the call"
-                       f"{' and the result back after it' if back else ''}, as GDA-era pjit did: if {them} a global "
-                       "jax.Array already, what the call computes changes")
+        # one short line of code in the message; all of it (the call with its result converted back too)
+        # in the suggestion; what the unsafe fix may change in the rule's note (`fix` lists it)
+        if convert:
+            shown = " ".join(line.split()).replace("( (", "((")
+            message = (f"{label} takes this process's {_listed(ctx, site, convert)}, host-local under GDA-era pjit: "
+                       f"convert first, `{shown}`{', and the result back' if back else ''}")
         else:
-            changes = ("; the fix converts the result back to this process's part, as GDA-era pjit returned it: if the "
-                       "call was written for jax.Array, what it returns changes")
+            message = (f"{label} returned this process's part under GDA-era pjit: the fix converts the result back "
+                       "with `global_array_to_host_local_array`")
         if unknown:
             single = len(unknown) == 1
-            changes += (f"; {_listed(ctx, site, unknown)} {'is' if single else 'are'} left as "
-                        f"{'it is' if single else 'they are'} (where {'it comes' if single else 'they come'} from is not "
-                        "visible here) and the call stays reported")
+            message += (f"; {_listed(ctx, site, unknown)} {'is' if single else 'are'} left as "
+                        f"{'it is' if single else 'they are'} (origin not visible) and the call stays reported")
         fix = Fix("unsafe", edits=tuple(edits), add_imports=tuple(imports) + more)
-        return self.finding(ctx, site, message + changes, fix, rests_on=evidence)
-
-
-#: what a fix held back for JM504's evidence says (engine/evidence.py)
-OWN_EVIDENCE = ("JM504 reports this pjit's calls by this keyword (it shows their inputs were host-local, GDA-era "
-                "pjit); rewritten once they are converted or known to be global")
-MODULE_EVIDENCE = ("JM504 reports this module's pjit calls by this (it shows the module was written for GDA-era pjit, "
-                   "whose inputs were host-local); rewritten once they are converted or known to be global")
-
-
-def _evidence(ctx: FileContext, call: Optional[ast.Call]) -> Optional[Evidence]:
-    """The text a finding rests on: what shows it GDA-era (a later ``check`` needs it)."""
-    spans, own = evidence_to_keep(ctx, call)
-    return Evidence(spans, OWN_EVIDENCE if own else MODULE_EVIDENCE) if spans else None
+        return self.finding(ctx, site, message + note, fix, suggestion=code)
 
 
 def _listed(ctx: FileContext, site: ast.Call, positions: Sequence[int]) -> str:

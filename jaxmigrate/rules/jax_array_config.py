@@ -202,7 +202,8 @@ class JaxArrayConfig(Rule):
         drops = importer(ctx).root_import(call.func)
         if value is True and removable and option == OUTPUT_GDA and is_multi_process(ctx):
             yield self.finding(ctx, call, f"the `{option}` option was removed in JAX 0.4.14: delete this line together "
-                               "with the host-local conversions of JM504 (which read it to keep pjit outputs global)",
+                               "with the host-local conversions of this module's pjit calls (which read it to keep pjit "
+                               "outputs global)",
                                Fix("unsafe", edits=(delete_statement(ctx, stmt),), drop_unused_imports=drops, last=True))
         elif value is True and removable:
             yield self.finding(ctx, call, f"the `{option}` option was removed in JAX 0.4.14; it is always on: delete "

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional, Set
+from typing import Iterator, Optional, Set
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.core.findings import Edit, Finding, Fix
 from jaxmigrate.patterns.gda import PJIT
-from jaxmigrate.patterns.pjit_calls import AXIS_RESOURCES_RENAMES
+from jaxmigrate.patterns.pjit_calls import AXIS_RESOURCES_RENAMES, legacy_keys, rename_key
 from jaxmigrate.rules.base import Example, Rule, snippet
 
 
@@ -24,6 +24,10 @@ class PjitAxisResources(Rule):
     The keywords were deprecated in JAX 0.4.9 and deleted in 0.4.14: the call raises a
     `TypeError`. Inside `pjit` the rename keeps the meaning exactly, `None` (replicated)
     included. Positional specs (`pjit(f, P('x'), None)`) keep working and are left alone.
+
+    The rename is exact, and applied whatever another rule reports of the same call: a pjit
+    whose calls JM504 reports for host-local inputs is renamed too (JM504 finds them by what they
+    pass, not by these keywords, so a later `check` still reports them).
 
     With a target before 0.4.9 the rule stays quiet: there the old keywords are not deprecated,
     and before 0.4.4 pjit does not take `in_shardings`/`out_shardings` at all.
@@ -131,14 +135,14 @@ class PjitAxisResources(Rule):
         stmt = bindings[0].node
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
             return
-        keys = _legacy_keys(ctx, stmt.value)
+        keys = legacy_keys(ctx, stmt.value)
         if not keys:
             return
         handled.add(id(stmt.value))
         only_use = _load_count(ctx, value.id, scope) == 1
         for key_node, key in keys:
             if only_use:
-                edit = _rename_key(ctx, key_node, key)
+                edit = rename_key(ctx, key_node, key)
                 fix = Fix("safe", edits=(edit,))
                 yield self.finding(ctx, key_node,
                                    f"`{key}` reaches pjit through `**{value.id}`: use `{AXIS_RESOURCES_RENAMES[key]}`", fix,
@@ -174,31 +178,6 @@ class PjitAxisResources(Rule):
                             f"`dict({kw.arg}=...)` looks like pjit keywords built at run time: rename it by hand",
                             suggestion=f"dict({AXIS_RESOURCES_RENAMES[kw.arg]}=...)",
                         )
-
-
-def _legacy_keys(ctx: FileContext, value: ast.expr) -> List[tuple]:
-    """(node, key) for each legacy keyword in a ``dict(...)`` call or a ``{...}`` literal."""
-    found: List[tuple] = []
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
-        for kw in value.keywords:
-            if kw.arg in AXIS_RESOURCES_RENAMES:
-                found.append((kw, kw.arg))
-    elif isinstance(value, ast.Dict):
-        for key in value.keys:
-            if isinstance(key, ast.Constant) and key.value in AXIS_RESOURCES_RENAMES:
-                found.append((key, key.value))
-    return found
-
-
-def _rename_key(ctx: FileContext, node: ast.AST, key: str) -> Edit:
-    if isinstance(node, ast.keyword):
-        start = ctx.offset(node.lineno, node.col_offset)
-        return Edit(start, start + len(key), AXIS_RESOURCES_RENAMES[key])
-    text = ctx.text(node)
-    quote = text[-1]
-    prefix = text[: text.index(quote)]  # keep string prefixes and quote style
-    q = quote if quote * 3 not in text else quote * 3
-    return ctx.replace(node, f"{prefix}{q}{AXIS_RESOURCES_RENAMES[key]}{q}")
 
 
 def _load_count(ctx: FileContext, name: str, scope) -> int:

@@ -7,21 +7,24 @@ from typing import Iterator, List, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
+from jaxmigrate.analysis.statements import drop_arguments
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.gda import spec_source
 from jaxmigrate.patterns.jit_plan import (
     HELD,
-    JIT,
     PJIT_DEPRECATED_SINCE,
     POSITIONAL,
     SHARDINGS,
     PjitUse,
     blocker,
+    enters_no_mesh,
     kwargs_entries,
     module_blocker,
+    nothing_to_shard,
     pjit_uses,
 )
 from jaxmigrate.patterns.mesh_holds import MESH_HOLDS
+from jaxmigrate.patterns.pjit_calls import JIT, legacy_keys, rename_key
 from jaxmigrate.rules.base import Example, Rule, snippet
 
 
@@ -49,6 +52,14 @@ class PjitToJit(Rule):
     is read, never fixed: it keeps its pjit and holds the modules linked to it (give `fix` the
     whole project to change them together). A spec held in a variable may still contain a
     `None` that meant replicated: check it.
+
+    A pjit with nothing to shard (every spec a literal `None`, or none given) in a module that
+    enters no mesh (no `with mesh:`, no `jax.set_mesh`, no helper or decorator that enters one)
+    becomes `jax.jit(f)` with its other options (`static_argnums`, `donate_argnums`, ...): JAX
+    0.4.13 read a `None` spec outside a mesh as unspecified, and ran the call; the `P()` written
+    for it elsewhere raises "jit requires a non-empty mesh" there. (A `P()` spec outside a mesh
+    raised on 0.4.13 too, and is kept.) A caller in another module that enters a mesh around the
+    call gets an output placed by propagation rather than replicated: the values are the same.
 
     ## Why is this bad?
     `jax.experimental.pjit.pjit` is deprecated since JAX 0.8.0 ("use `jax.jit` instead") and
@@ -99,12 +110,13 @@ class PjitToJit(Rule):
 
                 import jax
 
-                @partial(jax.jit, in_shardings=jax.sharding.PartitionSpec(), out_shardings=jax.sharding.PartitionSpec(), static_argnums=1)
+                @partial(jax.jit, static_argnums=1)
                 def step(x, n):
                     return x * n
-            """),  # noqa: E501 - the fixer's output, verbatim
+            """),
             unsafe=True,
-            title="partial used as a decorator",
+            title="partial used as a decorator; `None` specs where the module enters no mesh: nothing to shard "
+                  "(0.4.13 read them as unspecified there)",
         ),
         Example(
             snippet("""
@@ -143,6 +155,13 @@ class PjitToJit(Rule):
     def _fix(self, ctx: FileContext, use: PjitUse) -> Fix:
         ref, imports = importer(ctx).reference(JIT, at=use.node, dotted=True)
         edits: List[Edit] = [ctx.replace(use.callee, ref)]
+        if nothing_to_shard(ctx, use) and enters_no_mesh(ctx):  # `None` outside a mesh: unspecified (0.4.13)
+            call: ast.Call = use.node  # type: ignore[assignment]  # a call or a partial: nothing_to_shard asked
+            dropped = [*use.options[:2], *(k for k in use.keywords if k.arg in SHARDINGS)]
+            edits += drop_arguments(ctx, call, dropped)
+            edits += [ctx.replace(arg, f"{name}={ctx.text(arg)}") for name, arg in zip(POSITIONAL[2:], use.options[2:])]
+            return Fix("unsafe" if dropped else "safe", edits=tuple(edits), add_imports=imports,
+                       drop_unused_imports=importer(ctx).root_import(use.callee))
         specs = False
         for name, arg in zip(POSITIONAL, use.options):
             text, more = self._value(ctx, name, arg, use.node)
@@ -155,7 +174,10 @@ class PjitToJit(Rule):
                 edits.append(ctx.replace(kw, f"{SHARDINGS[kw.arg]}={text}"))
                 imports += more
                 specs = True
-            elif kw.arg is None:  # a keyword dict used only here: its legacy None values become P()
+            elif kw.arg is None:  # a keyword dict used only here: its legacy None values become P(), its
+                # legacy keys the new ones (JM101's rename, applied here too: JM701 waits for no other rule)
+                built = ctx.single_assignment(kw.value) if isinstance(kw.value, ast.Name) else None
+                edits += [rename_key(ctx, node, key) for node, key in legacy_keys(ctx, built.value)] if built else []
                 for key, value in kwargs_entries(ctx, kw.value) or ():
                     specs = specs or key in SHARDINGS
                     text, more = self._value(ctx, key, value, use.node)
