@@ -80,6 +80,18 @@ class _Ignores:
             self._chains[folder] = chain
         return chain
 
+    def below(self, folder: str, parent: str, gitignore: bool, git: bool) -> List[Tuple[str, pathspec.GitIgnoreSpec]]:
+        """``chain`` of ``folder``, a folder of ``parent`` whose chain is known, from what its listing
+        shows: whether it holds a ``.gitignore`` file and a ``.git`` (no system call when neither)."""
+        chain = self._chains.get(folder)
+        if chain is None:
+            spec = self._spec(folder) if gitignore else None
+            chain = [(folder, spec)] if spec is not None else []
+            if not git:
+                chain = chain + self.chain(parent)
+            self._chains[folder] = chain
+        return chain
+
     def ignored(self, path: str, is_dir: bool) -> bool:
         for folder, spec in self.chain(os.path.dirname(path)):
             rel = os.path.relpath(path, folder).replace(os.sep, "/") + ("/" if is_dir else "")
@@ -116,6 +128,10 @@ class _Excludes:
         the walk asks for none of them)."""
         return self.spec is not None
 
+    def below(self, folder: str, parent: str) -> None:
+        """``folder``, a real folder of ``parent`` with no ``pyproject.toml``, has its parent's
+        exclusions (the same for every folder here)."""
+
 
 class _PerFolder:
     """Exclusions like ruff's: each folder's come from its nearest configuration (``Configs``);
@@ -141,6 +157,12 @@ class _PerFolder:
         if self.extra is not None and self.extra.may_exclude_files(folder):
             return True
         return (self.replaced or self._of(folder, real)).may_exclude_files(folder)
+
+    def below(self, folder: str, parent: str) -> None:
+        """``folder``, a real folder of ``parent`` with no ``pyproject.toml``, has the nearest
+        configuration its parent has: no look-up (``Configs.nearest`` would find the parent's)."""
+        if folder not in self._by_folder and parent in self._by_folder:
+            self._by_folder[folder] = self._by_folder[parent]
 
     def _of(self, folder: str, real: str = "") -> _Excludes:
         excludes = self._by_folder.get(folder)
@@ -214,50 +236,63 @@ def _first_name(names: Dict[Inode, str], real: str, inode: Optional[Inode]) -> s
 
 def _walk(root: str, ignores: _Ignores, excludes) -> Iterator[Tuple[str, str, bool, Optional[Inode]]]:
     """(path, real path, whether it is a symbolic link, (device, inode) or None for a link) of each
-    source file below ``root``, folders and files in sorted order. A dangling link named like a
-    source file is one too: reading it is that file's error, not silence (`fix` never writes a
-    link: engine/writer.py)."""
+    source file below ``root``, folders and files in sorted order (a folder's files, then its
+    folders, depth first). A dangling link named like a source file is one too: reading it is that
+    file's error, not silence (`fix` never writes a link: engine/writer.py). What a folder's listing
+    shows (a ``.gitignore``, a ``.git``, a ``pyproject.toml``) decides whether its parent's
+    ``.gitignore`` chain and exclusions are its own, with no system call to ask."""
     seen_dirs = set()
-
-    def walk(folder: str, real: str) -> Iterator[Tuple[str, str, bool, Optional[Inode]]]:
+    todo: List[Tuple[str, str, str]] = [(root, os.path.realpath(root), "")]  # (folder, real path, parent if a real child)
+    while todo:
+        folder, real, parent = todo.pop()
         if real in seen_dirs:  # a symlink loop or a second way to the same folder
-            return
+            continue
         seen_dirs.add(real)
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = {entry.name: entry for entry in it}
         except OSError:
-            return
-        chain = ignores.chain(folder)  # the .gitignore files that apply here (mostly none)
+            continue
+        if parent:
+            git = entries.get(".git")
+            chain = ignores.below(folder, parent, ".gitignore" in entries and _is_file(entries[".gitignore"]),
+                                  git is not None and (not git.is_symlink() or os.path.exists(git.path)))
+            if "pyproject.toml" not in entries:
+                excludes.below(folder, parent)
+        else:
+            chain = ignores.chain(folder)  # the .gitignore files that apply here (mostly none)
         try:
             device: Optional[int] = os.stat(folder).st_dev  # a system call per folder: inode() costs none
         except OSError:
             device = None
         dirs = []
         some_excluded = excludes.may_exclude_files(folder, real)  # mostly none: no question per file
-        for entry in entries:
+        prefix = real if real.endswith(os.sep) else real + os.sep
+        for name in sorted(entries):
+            entry = entries[name]
             try:
                 is_dir = entry.is_dir()
             except OSError:
                 continue
             if is_dir:
                 if not excludes.excluded(entry.path, True) and not (chain and ignores.ignored(entry.path, True)):
-                    dirs.append((entry.path, _real(entry, real)))
-            elif entry.name.endswith((".py", ".ipynb")) and (entry.is_file() or _dangling(entry)):
+                    link = entry.is_symlink()
+                    dirs.append((entry.path, os.path.realpath(entry.path) if link else prefix + name,
+                                 "" if link else folder))
+            elif name.endswith((".py", ".ipynb")) and (entry.is_file() or _dangling(entry)):
                 if not (some_excluded and excludes.excluded(entry.path, False)) \
                         and not (chain and ignores.ignored(entry.path, False)):
                     link = entry.is_symlink()
-                    yield entry.path, _real(entry, real), link, None if link or device is None else (device, entry.inode())
-        for sub, sub_real in dirs:
-            yield from walk(sub, sub_real)
-
-    yield from walk(root, os.path.realpath(root))
+                    yield (entry.path, os.path.realpath(entry.path) if link else prefix + name, link,
+                           None if link or device is None else (device, entry.inode()))
+        todo.extend(reversed(dirs))
 
 
-def _real(entry: os.DirEntry, folder_real: str) -> str:
-    """The real path of an entry of a folder whose real path is ``folder_real``: one system call
-    per symbolic link rather than one per path component of every entry."""
-    return os.path.realpath(entry.path) if entry.is_symlink() else os.path.join(folder_real, entry.name)
+def _is_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def _dangling(entry: os.DirEntry) -> bool:

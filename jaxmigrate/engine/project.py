@@ -225,13 +225,14 @@ class _Reach:
         spelt = [name.encode() for name in names]
         packages = tuple(os.path.dirname(graph.paths[t]) + os.sep for t in targets if graph.is_package(t))
         found = set()
+        words = [f" {name} " for name in names]  # as ``_words`` spells them
         for index in self.unread:
             if self.cache is not None:
-                if index not in self.entries:
-                    self.entries[index] = _scanned(graph.paths[index], self.found.files.displays[index], self.keys,
-                                                   self.facts, self.cache)
-                entry = self.entries[index]
-                if entry is not None and _names_any(entry[1][2], names, packages, graph.paths[index]):
+                entry = self.entries.get(index, False)
+                if entry is False:
+                    entry = self.entries[index] = _scanned(graph.paths[index], self.found.files.displays[index],
+                                                           self.keys, self.facts, self.cache)
+                if entry is not None and _names_any(entry[1][2], words, packages, graph.paths[index]):
                     found.add(index)
                 continue
             lines = self._import_lines(index)
@@ -301,10 +302,11 @@ def _spells(text: bytes, name: bytes) -> bool:
     return False
 
 
-def _names_any(words: str, names: Set[str], packages: Tuple[str, ...], path: str) -> bool:
+def _names_any(words: str, names: Sequence[str], packages: Tuple[str, ...], path: str) -> bool:
     """Whether a file whose import statements name ``words`` (``_words``) may import a module of
-    ``names``, or, inside one of ``packages``, the package itself (``from . import x``)."""
-    return any(f" {name} " in words for name in names) or bool(packages) and " . " in words and path.startswith(packages)
+    ``names`` (each between spaces), or, inside one of ``packages``, the package itself (``from .
+    import x``)."""
+    return any(name in words for name in names) or bool(packages) and " . " in words and path.startswith(packages)
 
 
 def _packed(imports) -> str:
