@@ -14,6 +14,12 @@ from jaxmigrate.patterns.positional_layouts import int_literals
 
 PMAP = ("jax.pmap", "jax.api.pmap", "jax._src.api.pmap")
 PARTIAL = "functools.partial"
+#: the decorators that may stand above a pmap decorator and stay there: a rewrite in place of the
+#: pmap decorator hands them what pmap handed them. Any decorator of another library or of the
+#: module's own does; of these libraries' only ``jax.named_scope``: their transformations trace the
+#: pmap (a pmap under ``jax.jit`` maps this process's devices only), and they stay reported
+TRANSFORMING = ("jax", "flax", "haiku", "equinox", "optax")
+OUTER_KEPT = ("jax.named_scope",)
 Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 #: options that only pmap had, and what to do instead
 NOT_KEPT = {
@@ -37,6 +43,7 @@ class PmapUse:
     definition: Optional[Function] = None  # the decorated def
     options: Dict[str, ast.expr] = field(default_factory=dict)
     why: Optional[str] = None
+    wrapped: bool = False  # a decorated def with decorators above the pmap (``OUTER_KEPT``), which wrap it
 
 
 @dataclass
@@ -118,11 +125,24 @@ def _decorator(use: PmapUse, fn: Function, ctx: FileContext) -> PmapUse:
         use.why = use.why or ("pmap stacked on pmap: nested pmap no longer runs (write one `jax.shard_map` over a mesh "
                               "of two axes)")
     elif others:
-        use.why = use.why or ("the function has other decorators: their order with the rewrite is for a person to "
-                              "choose (a pmap under `jax.jit` maps this process's devices only)")
+        above = fn.decorator_list[:fn.decorator_list.index(use.node)]
+        if len(above) < len(others) or any(_transforms(ctx, d) for d in above):
+            use.why = use.why or ("the function has other decorators: their order with the rewrite is for a person "
+                                  "to choose (a pmap under `jax.jit` maps this process's devices only)")
+        use.wrapped = True
     elif isinstance(fn, ast.AsyncFunctionDef):
         use.why = use.why or "an `async def`"
     return use
+
+
+def _transforms(ctx: FileContext, decorator: ast.expr) -> bool:
+    """Whether a decorator above a pmap is one of ``TRANSFORMING``'s libraries' (a transformation
+    of the function pmap returns), other than ``OUTER_KEPT``'s."""
+    called = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(decorator, ast.Call) and ctx.qualname(called) == PARTIAL and decorator.args:
+        called = decorator.args[0]
+    qualname = ctx.qualname(called) or ""
+    return qualname not in OUTER_KEPT and qualname.split(".")[0] in TRANSFORMING
 
 
 def _names_pmap(ctx: FileContext, decorator: ast.expr) -> bool:

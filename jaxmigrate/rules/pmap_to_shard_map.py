@@ -70,7 +70,8 @@ class PmapToShardMap(Rule):
       the body moves into a function of the dynamic parameters that it maps (a static value
       cannot pass through `shard_map`). A def with parameters that have defaults keeps its body
       and loses its decorator; its name is bound to the call form after it (a default is mapped
-      only when a call passes it).
+      only when a call passes it). Decorators above the pmap stay where they are and wrap the
+      rewrite as they wrapped pmap: the module's own, another library's, `jax.named_scope`.
     - A call `jax.pmap(f, ...)` becomes `jax.jit(jax.shard_map(lambda *args: ..., ...))` around
       `f`, which is left as it is. A mapped function that is an expression
       (`functools.partial(train_step, lr=lr)`), a name bound more than once or a lambda with
@@ -98,9 +99,10 @@ class PmapToShardMap(Rule):
     Applied for targets from 0.8.0 on. Reported, with what to write: `in_axes`/`out_axes` that
     are trees or count from the end, `axis_size`, `backend`, `global_arg_shapes`, options given
     with `*`/`**`, a nested pmap (it no longer runs), a function that is a generator, has other
-    decorators, `*args`/`**kwargs` or keyword-only parameters, a static parameter its body
-    assigns or static arguments beside defaults, a mapped function called with keyword arguments
-    (pmap mapped them; `shard_map` takes positional ones only), and pmap used as a value.
+    decorators below the pmap or a JAX (Flax, Haiku) transformation above it, has
+    `*args`/`**kwargs` or keyword-only parameters, a static parameter its body assigns or static
+    arguments beside defaults, a mapped function called with keyword arguments (pmap mapped
+    them; `shard_map` takes positional ones only), and pmap used as a value.
 
     The fix is unsafe: the outputs are `jax.Array`s sharded over a mesh of all the devices
     given (pmap used as many of its devices as the leading axis had: a call whose leading axis
@@ -394,6 +396,9 @@ class _Rewrite:
         if use.kind == "decorator":
             assert use.definition is not None
             if use.definition.args.defaults and not use.options.get("static_broadcasted_argnums"):
+                if use.wrapped:
+                    return ("the function has other decorators and parameters with defaults: the rewrite binds the "
+                            "name after the `def`, under the decorators above the pmap")
                 return self._assigned(use.definition)
             return self._decorated(use.definition)
         return self.call_fix()
