@@ -222,3 +222,25 @@ def test_a_fix_that_breaks_the_code_is_never_written(tmp_path, monkeypatch):
     assert result.exit_code == 2
     assert "fix produced invalid Python" in result.output
     assert (tmp_path / "a.py").read_text() == LEGACY
+
+
+def test_nested_gitignores_checkouts_and_configurations_apply_below_them(tmp_path):
+    """The walk gives a folder its parent's .gitignore chain and exclusions from what its listing
+    shows: a .gitignore adds to the chain, a .git (a nested checkout) starts it afresh, and a
+    pyproject.toml with [tool.jaxmigrate] sets the exclusions of every folder below it."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("*_gen.py\n")
+    files = ["a/b/c/x_gen.py", "a/b/c/kept.py", "a/skipped/d.py", "a/b/local.py", "vendor/x_gen.py",
+             "vendor/deep/e.py", "vendor/deep/drop/f.py", "cfg/in/g.py", "cfg/in/deeper/h.py", "cfg/out/i.py"]
+    for rel in files:
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(LEGACY)
+    (tmp_path / "a" / ".gitignore").write_text("skipped/\n")
+    (tmp_path / "a" / "b" / ".gitignore").write_text("local.py\n")
+    (tmp_path / "vendor" / ".git").write_text("gitdir: elsewhere\n")  # a checkout of its own: the top's rules stop
+    (tmp_path / "vendor" / ".gitignore").write_text("drop/\n")
+    (tmp_path / "cfg" / "pyproject.toml").write_text('[tool.jaxmigrate]\nextend-exclude = ["out"]\n')
+    result = invoke("check", "--no-cache", "--format", "json", ".", cwd=tmp_path)
+    paths = {Path(r["path"]).as_posix() for r in json.loads(result.stdout)}
+    assert paths == {"a/b/c/kept.py", "vendor/x_gen.py", "vendor/deep/e.py", "cfg/in/g.py", "cfg/in/deeper/h.py"}
