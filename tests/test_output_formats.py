@@ -105,8 +105,8 @@ def test_a_suggestion_of_several_lines_goes_where_multi_line_text_belongs(tmp_pa
     annotations keep one line a finding and point there."""
     path = tmp_path / "train.py"
     path.write_text(HOST_LOCAL)
-    # a one-line suggestion: True
-    (tmp_path / "d.py").write_text("import jax\n\nflag = jax.config.jax_parallel_functions_output_gda\n")
+    # a one-line suggestion left for a person: True, read in a file that turns jax_array off
+    (tmp_path / "d.py").write_text('import jax\n\njax.config.update("jax_array", False)\nflag = jax.config.jax_array\n')
 
     def check(*args):
         return CliRunner().invoke(main, ["check", "--select", "JM504,JM301", *args, str(tmp_path)]).stdout

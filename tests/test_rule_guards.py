@@ -83,13 +83,15 @@ def test_jm301_folds_the_flag_inside_or_and_not():
     assert "    if a or b:\n" in out.text and "    while not b:\n" in out.text and out.findings == []
 
 
-def test_jm301_does_not_suggest_true_for_an_output_gda_read_selecting_a_gda_branch():
+def test_jm301_reads_output_gda_as_false_and_says_a_gda_branch_no_longer_runs():
+    """Under jax.Array pjit outputs are never GDAs: a read is `False` (it suggested `True`, which
+    selected the GDA branch), and the branch it selected is named as the code that no longer runs."""
     source = ("import jax\n\n\ndef outputs(out):\n    if jax.config.jax_parallel_functions_output_gda:\n"
               "        return [s.data for s in out.local_shards]\n    return out\n\n\n"
               "flag = jax.config.jax_parallel_functions_output_gda\n")
     findings = [f for f in run(source, ["JM301"], fix=False).findings if f.code == "JM301"]
-    assert [(f.line, f.suggestion) for f in findings] == [(5, None), (10, "True")]
-    assert "GlobalDeviceArray (line 6)" in findings[0].message
+    assert [(f.line, f.suggestion) for f in findings] == [(5, "False"), (10, "False")]
+    assert "the GlobalDeviceArray branch on line 6 no longer runs" in findings[0].message
 
 
 def test_jaxs_own_context_managers_named_like_a_mesh_are_no_mesh():
