@@ -148,13 +148,13 @@ def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, uns
     from jaxmigrate.reporting.terminal import progress
 
     def others():  # the rest of the files' projects, for the plans that span modules (engine/project.py)
-        from jaxmigrate.engine.discovery import walk_files
+        from jaxmigrate.engine.listing import walk_files_cached
         from jaxmigrate.engine.project import project_folders
 
         folders = project_folders(files, paths)
         try:
-            return walk_files(folders, configs=configs, exclude=options.get("exclude"),
-                              extend_exclude=options.get("extend_exclude", ())) if folders else []
+            return walk_files_cached(folders, cache, configs=configs, exclude=options.get("exclude"),
+                                     extend_exclude=options.get("extend_exclude", ())) if folders else []
         except config_file.ConfigError:  # another folder's configuration: the plan goes on without those files
             return []
 

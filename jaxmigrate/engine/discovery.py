@@ -54,12 +54,14 @@ class _Ignores:
 
     Works on absolute path strings; the chain of specs is computed once per folder."""
 
-    def __init__(self) -> None:
+    def __init__(self, seen: Optional["Seen"] = None) -> None:
         self._chains: Dict[str, List[Tuple[str, pathspec.GitIgnoreSpec]]] = {}
+        self.seen = seen
 
-    @staticmethod
-    def _spec(folder: str) -> Optional[pathspec.GitIgnoreSpec]:
+    def _spec(self, folder: str) -> Optional[pathspec.GitIgnoreSpec]:
         gi = os.path.join(folder, ".gitignore")
+        if self.seen is not None:
+            self.seen.note(gi)
         if not os.path.isfile(gi):
             return None
         try:
@@ -75,6 +77,8 @@ class _Ignores:
             spec = self._spec(folder)
             chain = [(folder, spec)] if spec is not None else []
             parent = os.path.dirname(folder)
+            if self.seen is not None:  # whether the chain goes on above (its .gitignore is noted by _spec)
+                self.seen.note(os.path.join(folder, ".git"))
             if parent != folder and not os.path.exists(os.path.join(folder, ".git")):
                 chain = chain + self.chain(parent)
             self._chains[folder] = chain
@@ -189,21 +193,41 @@ def discover(paths: Sequence[str], *, root: Optional[Path] = None, exclude: Opti
 
 
 def walk_files(folders: Sequence[str], *, exclude: Optional[Sequence[str]] = None, extend_exclude: Sequence[str] = (),
-               configs=None) -> List[Tuple[str, str]]:
+               configs=None, seen: Optional["Seen"] = None) -> List[Tuple[str, str]]:
     """(path, display) of the files ``discover`` finds under ``folders`` (the same files, in its
     order), without making a ``Path`` of each: the other files of a project, which the plan that
-    spans modules (engine/project.py) mostly only names."""
-    found, _ = _found(folders, None, exclude, extend_exclude, configs)
+    spans modules (engine/project.py) mostly only names. ``seen`` records what the walk looked at
+    (engine/listing.py keeps the answer for as long as none of it changes)."""
+    found, _ = _found(folders, None, exclude, extend_exclude, configs, seen)
     return sorted(((str(path), display) for path, display, _ in found), key=lambda f: f[1])
 
 
+class Seen:
+    """What a walk looked at, each path with its stat when looked at (None: there was nothing):
+    each folder it listed (a file added, removed or renamed there changes the folder's modification
+    time), the ``.gitignore`` and ``pyproject.toml`` files that decide its exclusions, and the
+    folders above it whose ``.gitignore``, ``.git`` and configuration apply."""
+
+    def __init__(self) -> None:
+        self.stats: Dict[str, Optional[Tuple[int, int, int, int]]] = {}
+
+    def note(self, path: str, st: Optional[os.stat_result] = None) -> None:
+        if st is None:
+            try:
+                st = os.stat(path)
+            except OSError:
+                self.stats[path] = None
+                return
+        self.stats[path] = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+
+
 def _found(paths: Sequence[str], root: Optional[Path], exclude: Optional[Sequence[str]], extend_exclude: Sequence[str],
-           configs) -> Tuple[List[Tuple[Union[str, Path], str, str]], List[str]]:
+           configs, seen: Optional[Seen] = None) -> Tuple[List[Tuple[Union[str, Path], str, str]], List[str]]:
     """(path as opened, display, real path) of each file to process, and the paths that do not exist."""
     missing: List[str] = []
     found: Dict[str, Tuple[Union[str, Path], str, str]] = {}  # by real path (normcase: how Windows compares paths)
     names: Dict[Inode, str] = {}  # (device, inode) -> the real path of its first name
-    ignores = _Ignores()
+    ignores = _Ignores(seen)
     excludes = _PerFolder(configs, exclude, extend_exclude) if configs is not None else _Excludes(root, exclude, extend_exclude)
     for raw in paths:
         top = Path(raw)
@@ -218,8 +242,13 @@ def _found(paths: Sequence[str], root: Optional[Path], exclude: Optional[Sequenc
             found.setdefault(real, (top, _display(top), resolved))
             continue
         cwd = os.getcwd()
+        if seen is not None:  # the configurations above the walk, which decide its exclusions
+            up = os.path.realpath(raw)
+            while os.path.dirname(up) != up:
+                up = os.path.dirname(up)
+                seen.note(os.path.join(up, "pyproject.toml"))
         linked: Set[str] = set()  # real paths found through a symbolic link to the file, so far
-        for path, resolved, link, inode in _walk(os.path.abspath(raw), ignores, excludes):
+        for path, resolved, link, inode in _walk(os.path.abspath(raw), ignores, excludes, seen):
             real = _first_name(names, os.path.normcase(resolved), inode)
             if real not in found or real in linked and not link:  # the file itself over a link to it
                 found[real] = (path, _relative(path, cwd), resolved)
@@ -234,7 +263,8 @@ def _first_name(names: Dict[Inode, str], real: str, inode: Optional[Inode]) -> s
     return names.setdefault(inode, real) if inode and inode[1] else real
 
 
-def _walk(root: str, ignores: _Ignores, excludes) -> Iterator[Tuple[str, str, bool, Optional[Inode]]]:
+def _walk(root: str, ignores: _Ignores, excludes,
+          seen: Optional[Seen] = None) -> Iterator[Tuple[str, str, bool, Optional[Inode]]]:
     """(path, real path, whether it is a symbolic link, (device, inode) or None for a link) of each
     source file below ``root``, folders and files in sorted order (a folder's files, then its
     folders, depth first). A dangling link named like a source file is one too: reading it is that
@@ -249,10 +279,20 @@ def _walk(root: str, ignores: _Ignores, excludes) -> Iterator[Tuple[str, str, bo
             continue
         seen_dirs.add(real)
         try:
+            stat: Optional[os.stat_result] = os.stat(folder)  # before the listing: a change after it shows
+        except OSError:
+            stat = None
+        try:
             with os.scandir(folder) as it:
                 entries = {entry.name: entry for entry in it}
         except OSError:
+            if seen is not None:
+                seen.note(folder, stat)
             continue
+        if seen is not None:
+            seen.note(folder, stat)
+            if "pyproject.toml" in entries:  # its exclusions (a .gitignore is noted where it is read)
+                seen.note(entries["pyproject.toml"].path)
         if parent:
             git = entries.get(".git")
             chain = ignores.below(folder, parent, ".gitignore" in entries and _is_file(entries[".gitignore"]),
@@ -261,10 +301,7 @@ def _walk(root: str, ignores: _Ignores, excludes) -> Iterator[Tuple[str, str, bo
                 excludes.below(folder, parent)
         else:
             chain = ignores.chain(folder)  # the .gitignore files that apply here (mostly none)
-        try:
-            device: Optional[int] = os.stat(folder).st_dev  # a system call per folder: inode() costs none
-        except OSError:
-            device = None
+        device = stat.st_dev if stat is not None else None  # a system call per folder: inode() costs none
         dirs = []
         some_excluded = excludes.may_exclude_files(folder, real)  # mostly none: no question per file
         prefix = real if real.endswith(os.sep) else real + os.sep
