@@ -68,9 +68,12 @@ class ModuleGraph:
     def __init__(self, paths: Sequence[str], given: Optional[int] = None,
                  project_of: Optional[Callable[[str], Optional[str]]] = None) -> None:
         """``paths``: the files; ``given``: how many of them, from the first, the run was given
-        (the rest are other files of their projects), None: all; ``project_of``: the root of the
-        project of a folder (None: the folder is in none), None: every file in one project."""
-        self.paths = [p if os.path.isabs(p) and os.path.normpath(p) == p else os.path.abspath(p) for p in paths]
+        (the rest are other files of their projects, absolute and normalised as a walk finds
+        them), None: all; ``project_of``: the root of the project of a folder (None: the folder is
+        in none), None: every file in one project."""
+        named = len(paths) if given is None else given
+        self.paths = [p if os.path.isabs(p) and os.path.normpath(p) == p else os.path.abspath(p)
+                      for p in paths[:named]] + list(paths[named:])
         self.given: Optional[Set[int]] = set(range(given)) if given is not None and given < len(paths) else None
         self._project_of = project_of
         self._projects: Dict[str, Optional[str]] = {}  # folder -> its project's root
@@ -81,8 +84,8 @@ class ModuleGraph:
         self._named: Dict[str, List[int]] = defaultdict(list)  # the last part of a module's name -> files
         for index, path in enumerate(self.paths):
             cut = path.rfind(os.sep)
-            base = path[cut + 1:]
-            stem = base.rsplit(".", 1)[0]
+            dot = path.rfind(".")
+            stem = path[cut + 1:dot] if dot > cut else path[cut + 1:]
             if stem == "__init__":
                 self._named[stem].append(index)  # `import __init__`: a script's sibling only
                 stem = path[path.rfind(os.sep, 0, cut) + 1:cut]  # a package is named by its folder
