@@ -94,6 +94,8 @@ def _message(ctx: FileContext, ref: Reference, advice: Optional[str]) -> str:
         text += " and has no drop-in replacement"
     if ref.via_import is not None:
         text += " (imported above)"
+    if st.state == "removed" and ctx.runs_at_import(ref.statement or ref.node):
+        text += "; it runs at import, so the module does not import"
     return text
 
 
