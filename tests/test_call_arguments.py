@@ -159,3 +159,29 @@ def test_clip_gated_on_target():
 
 def test_a_keyword_never_taken_is_left_to_python():
     assert _messages("import jax.numpy as jnp\ny = jnp.sum(x, no_such_keyword=1)\n") == []
+
+
+def test_a_partial_binds_arguments_as_a_call_does_and_leaves_the_rest_to_later_calls():
+    """`functools.partial(f, ...)` is checked as a call of `f` with what it binds (a decorator in
+    2022 code: `@functools.partial(jax.jit, backend="cpu")`), and no parameter it leaves unbound
+    is reported: later calls pass it."""
+    code = ("import functools\nimport jax\nimport jax.numpy as jnp\n\n"
+            "jitted = functools.partial(jax.jit, backend='cpu', static_argnums=0)\n"
+            "clipper = functools.partial(jnp.clip, a_min=0)\n"
+            "spread = functools.partial(jax.lax.broadcast_in_dim, shape=(2, 3))\n")
+    messages = _messages(code)
+    assert len(messages) == 2 and "`backend` of `jax.jit`" in messages[0] and "`a_min`" in messages[1]
+    assert "clipper = functools.partial(jnp.clip, min=0)\n" in run(code).text
+
+
+@pytest.mark.parametrize("target", [(0, 4, 13), (0, 8, 2), None])
+def test_checkpoint_concrete_false_is_removed_and_true_says_what_to_write(target):
+    code = ("import functools\nimport jax\n\n\n@functools.partial(jax.checkpoint, concrete=False)\ndef f(x):\n"
+            "    return x\n\n\ng = jax.remat(f, concrete=True)\n")
+    out = run(code, target=target)
+    if target == (0, 4, 13):  # not deprecated yet: quiet
+        assert out.text == code and out.findings == []
+        return
+    assert "@jax.checkpoint\ndef f(x):" in out.text and "jax.remat(f, concrete=True)" in out.text
+    (finding,) = out.findings
+    assert "static_argnums" in finding.message and finding.suggestion == "static_argnums=(...)"

@@ -114,6 +114,21 @@ class FileContext:
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
         return self.parents.get(id(node))
 
+    def runs_at_import(self, node: ast.AST) -> bool:
+        """Whether ``node`` is evaluated when the module is imported: at module level, in a class
+        body, a decorator, a default value or an annotation of a ``def``, a comprehension there
+        (not in a body of a function or lambda, which runs when called)."""
+        child, at = node, self.parent(node)
+        while at is not None:
+            if isinstance(at, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(child is s for s in at.body):
+                return False
+            if isinstance(at, ast.Lambda) and child is at.body:
+                return False
+            if isinstance(at, ast.If) and any(child is s for s in at.body) and _is_main_test(at.test):
+                return False  # runs as a script, not when imported
+            child, at = at, self.parent(at)
+        return True
+
     # positions ---------------------------------------------------------------------------
     def offset(self, lineno: int, col_utf8: int) -> int:
         """Character offset of an ``ast`` position (1-based line, UTF-8 byte column)."""
@@ -358,3 +373,12 @@ def _grouped(nodes: List[N], field: str) -> Dict[str, List[N]]:
     for node in nodes:
         out.setdefault(getattr(node, field), []).append(node)
     return out
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(n, ast.Name) and n.id == "__name__" for n in sides) and any(
+        isinstance(n, ast.Constant) and n.value == "__main__" for n in sides)

@@ -37,3 +37,14 @@ KEYWORD_DEPRECATIONS: Dict[Tuple[str, str], Tuple[str, str]] = {
     ("jax.jit", "backend"): ("0.4.4", "jax.device_put(x, jax.local_devices(backend={value})[0]) on each input"),
     ("jax.jit", "device"): ("0.4.4", "jax.device_put(x, {value}) on each input"),
 }
+
+#: Keywords JAX removed whose old default, passed as it is, asked for nothing: (function, keyword)
+#: -> (that default's source text, the release from which any value raises, checked at the tags,
+#: and the code to write for another value, as JAX's own error message there says). A call that
+#: passes the default loses the keyword: exact, and the keyword raises even with its old default.
+KEYWORD_NO_OP_DEFAULTS: Dict[Tuple[str, str], Tuple[str, str, str]] = {
+    # jax/_src/ad_checkpoint.py at jax-v0.10.0: NotImplementedError for any `concrete` passed
+    **{(name, "concrete"): ("False", "0.10.0", "static_argnums=(...) for the arguments the function branches on in "
+                            "Python (with `jax.ensure_compile_time_eval()` where jax.numpy computes on them)")
+       for name in ("jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint")},
+}

@@ -67,4 +67,10 @@ CALL_CODE: Dict[str, Tuple[Tuple[str, ...], str]] = {
     "jax.xla_computation": (
         ("jax.jit",),
         "`jax.jit(f).lower(*args)` (`.compiler_ir('hlo')`, `.cost_analysis()`)"),
+    # a library's own flags: JAX's deprecation (jax/_src/config.py at 0.4.20-0.4.24) says "Please
+    # use other libraries for configuration instead"; what define_*_state returned had `.value`
+    # and was a context manager for a block (`with flag(True):`)
+    **{f"jax.config.define_{kind}_state": (
+        (), "a flag of the module's own (`.value` and `with flag(v):` as before, not through `jax.config`)")
+       for kind in ("bool", "enum", "int", "string")},
 }

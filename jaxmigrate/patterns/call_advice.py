@@ -20,6 +20,30 @@ GENERIC: Dict[str, str] = {
     "jax.xla_computation": "jax.jit(f).lower(*args).compiler_ir('hlo')",
 }
 
+#: a library's own flag, as ``jax.config.define_*_state`` made it: ``.value``, ``with flag(v):``
+FLAG_CLASS = '''import contextlib
+
+
+class Flag:
+    """A flag of this library: `.value`, and `with flag(value):` for a block."""
+
+    def __init__(self, name, default, help=""):
+        self.name, self.value, self.help = name, default, help
+
+    @contextlib.contextmanager
+    def __call__(self, value):
+        before, self.value = self.value, value
+        try:
+            yield
+        finally:
+            self.value = before
+'''
+#: each ``define_*_state``'s parameters before ``default`` and ``help``
+_STATE_PARAMETERS = {"bool": ["name", "default", "help"], "int": ["name", "default", "help"],
+                     "string": ["name", "default", "help"], "enum": ["name", "enum_values", "default", "help"]}
+for _kind in _STATE_PARAMETERS:
+    GENERIC[f"jax.config.define_{_kind}_state"] = FLAG_CLASS + '\n\nflag = Flag("name", default, "help")'
+
 
 def call_code(ctx: FileContext, qualname: str, node: ast.AST) -> str:
     """The code to write in place of the reference ``node`` to ``qualname`` (a key of ``GENERIC``)."""
@@ -32,6 +56,8 @@ def call_code(ctx: FileContext, qualname: str, node: ast.AST) -> str:
             written = _id_tap(ctx, call)
         elif qualname == "jax.xla_computation":
             written = _xla_computation(ctx, call)
+        elif qualname.startswith("jax.config.define_"):
+            written = _flag(ctx, call, qualname)
     return written or GENERIC[qualname]
 
 
@@ -83,3 +109,19 @@ def _xla_computation(ctx: FileContext, call: ast.Call) -> Optional[str]:
     if isinstance(outer, ast.Call) and outer.func is call and _plain(outer):
         args = ", ".join([ctx.text(a) for a in outer.args] + [f"{k.arg}={ctx.text(k.value)}" for k in outer.keywords])
     return f"jax.jit({ctx.text(call.args[0])}).lower({args}).compiler_ir('hlo')"
+
+
+def _flag(ctx: FileContext, call: ast.Call, qualname: str) -> Optional[str]:
+    """``x = jax.config.define_bool_state(name, default, help, ...)``: ``FLAG_CLASS`` and
+    ``x = Flag(name, default, help)`` (the hooks and other options have no counterpart)."""
+    kind = qualname[len("jax.config.define_"):-len("_state")]
+    names = _STATE_PARAMETERS[kind]
+    found = _arguments(ctx, call, names + ["update_global_hook", "update_thread_local_hook", "upgrade",
+                                           "extra_description"])
+    if found is None or not {"name", "default"} <= found.keys() or set(found) - set(names) - {"extra_description"}:
+        return None
+    holder = ctx.parent(call)
+    target = ctx.text(holder.targets[0]) if isinstance(holder, ast.Assign) and len(holder.targets) == 1 \
+        and isinstance(holder.targets[0], ast.Name) else None
+    made = f"Flag({found['name']}, {found['default']}, {found.get('help', repr(''))})"
+    return FLAG_CLASS + "\n\n" + (f"{target} = {made}" if target else made)

@@ -94,6 +94,8 @@ def _message(ctx: FileContext, ref: Reference, advice: Optional[str]) -> str:
         text += " and has no drop-in replacement"
     if ref.via_import is not None:
         text += " (imported above)"
+    if st.state == "removed" and ctx.runs_at_import(ref.statement or ref.node):
+        text += "; it runs at import, so the module does not import"
     return text
 
 
@@ -170,6 +172,14 @@ def _class_use(ctx: FileContext, node: ast.expr, old: str) -> Use:
     gains = GAINS[old]
     if kind == "annotation":
         return "safe", "`jax.Array`", "jax.Array"
+    made = ctx.parent(node)
+    if isinstance(made, ast.Call) and made.func is node:  # `jax.Array(...)` raises: it takes no arguments
+        parts = [ctx.text(a) for a in made.args if not isinstance(a, ast.Starred)]
+        shape = f"{parts[0]}.shape" if len(parts) >= 2 else "shape"
+        arrays = parts[-1] if len(parts) >= 2 else "arrays"
+        return ("report", "`jax.make_array_from_single_device_arrays(shape, sharding, arrays)` from the per-device "
+                "arrays (`jax.Array` cannot be constructed)",
+                f"jax.make_array_from_single_device_arrays({shape}, sharding, {arrays})")
     if kind == "value":
         return ("unsafe", f"`jax.Array`, unsafe: this use is no type test or annotation, and no array's type is "
                 f"`jax.Array` itself (an abstract base class): a lookup by `type(x)` misses every array, one by "

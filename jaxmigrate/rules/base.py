@@ -175,4 +175,6 @@ class HistoryRule(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         for ref, message, fix, code in history_findings(ctx, self.selects):
+            if code and "\n" in code and fix is None:  # the message names it; its lines are elsewhere
+                message = f"{message}; {SUGGESTED_ELSEWHERE}"
             yield self.finding(ctx, ref.node, message, fix, replacement=code)

@@ -9,8 +9,10 @@ from functools import lru_cache
 from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import importer
+from jaxmigrate.analysis.statements import drop_argument
 from jaxmigrate.catalog.api_history import exists, predecessors, status
-from jaxmigrate.catalog.keyword_renames import KEYWORD_DEPRECATIONS, KEYWORD_RENAMES, POSITIONAL
+from jaxmigrate.catalog.keyword_renames import KEYWORD_DEPRECATIONS, KEYWORD_NO_OP_DEFAULTS, KEYWORD_RENAMES, POSITIONAL
 from jaxmigrate.catalog.owners import call_owner
 from jaxmigrate.catalog.signatures import Signature, Signatures, history
 from jaxmigrate.core.findings import Edit, Finding, Fix
@@ -235,6 +237,12 @@ _HIDDEN_WORDS = tuple((keyword.encode(), qualname.rpartition(".")[2].encode(), f
                       for qualname, keyword in KEYWORD_DEPRECATIONS)
 
 
+def _bound(partial: ast.Call) -> ast.Call:
+    """The call a ``functools.partial(f, *args, **keywords)`` makes, as far as it binds: ``f(*args,
+    **keywords)`` (the same nodes, in a call of its own)."""
+    return ast.copy_location(ast.Call(func=partial.args[0], args=partial.args[1:], keywords=partial.keywords), partial)
+
+
 def _version_list(deprecated: Optional[str], removed: Optional[str]) -> str:
     parts = []
     if deprecated:
@@ -264,7 +272,14 @@ class CallArguments(Rule):
     (`pjit`: JM101/JM701, `with_sharding_constraint`: JM102, `xmap`, `shard_map`,
     `device_put_sharded`, GDAs) are left to it. `jax.jit(backend=)` and `device=`, which
     warn from inside a helper the history cannot see, are reported with the `device_put` to
-    write instead.
+    write instead. The arguments a `functools.partial` of a JAX function binds are checked as
+    a call's (`@functools.partial(jax.checkpoint, concrete=False)`), except for the parameters
+    it leaves to later calls.
+
+    A removed keyword passed with its old default, which asked for nothing, is removed
+    (`jax.checkpoint(f, concrete=False)`: any `concrete` raises from 0.10.0); a partial left
+    binding nothing becomes the function (`@jax.checkpoint`). Another value is reported with
+    what JAX's own message says to write (`static_argnums`).
 
     Keywords JAX renamed are rewritten where the target has the new name (`jnp.clip(a_min=,
     a_max=)` → `min=`/`max=`, `jnp.reshape(newshape=)` → `shape=`, `jnp.percentile(...,
@@ -277,7 +292,8 @@ class CallArguments(Rule):
     ## Why is this bad?
     The call raises a `TypeError` on the target release, or warns that it soon will: code that
     imports cleanly still fails when it runs. Fix safety: the renames are safe (JAX renamed the
-    parameter, the values mean the same).
+    parameter, the values mean the same), and so is removing a keyword that passes its old
+    default.
     """
 
     code = "JM804"
@@ -425,12 +441,18 @@ class CallArguments(Rule):
             for node in nodes:
                 call = parents.get(id(node))
                 if isinstance(call, ast.Call) and call.func is node:
-                    calls.append((call, qualname))
-        calls.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset))
-        for call, qualname in calls:
-            yield from self._call(ctx, call, qualname, sigs, at)
+                    calls.append((call, qualname, call))
+                elif isinstance(call, ast.Call) and call.args and call.args[0] is node \
+                        and ctx.qualname(call.func) == "functools.partial":
+                    calls.append((_bound(call), qualname, call))
+        calls.sort(key=lambda item: (item[2].lineno, item[2].col_offset))
+        for call, qualname, written in calls:
+            yield from self._call(ctx, call, qualname, sigs, at, written)
 
-    def _call(self, ctx: FileContext, call: ast.Call, qualname: str, sigs: Signatures, at: int) -> Iterator[Finding]:
+    def _call(self, ctx: FileContext, call: ast.Call, qualname: str, sigs: Signatures, at: int,
+              written: ast.Call) -> Iterator[Finding]:
+        """The findings of one call, or of the arguments a ``functools.partial`` binds (``call``
+        is then the call they make, ``written`` the partial's: later calls pass the rest)."""
         quiet = _quiet(qualname, at)
         if quiet is not None:  # a function whose parameters did not break by the target: the call fits?
             plain, fits, leading = quiet
@@ -462,7 +484,7 @@ class CallArguments(Rule):
                 continue
             if param is not None and not param.deprecated:
                 if (qualname, keyword.arg) in KEYWORD_RENAMES:
-                    yield from self._renamed(ctx, call, keyword, qualname, sigs, at, newest, future=True)
+                    yield from self._renamed(ctx, written, keyword, qualname, sigs, at, newest, future=True)
                 continue
             if param is None and sig.var_keywords:
                 continue
@@ -477,7 +499,7 @@ class CallArguments(Rule):
                                        f"when it stopped taking any keyword (`**kwargs`); its parameters now: "
                                        f"{params}: remove it or pass what it meant another way")
                 continue
-            yield from self._renamed(ctx, call, keyword, qualname, sigs, at, newest, future=False)
+            yield from self._renamed(ctx, written, keyword, qualname, sigs, at, newest, future=False)
         most = sig.most_positional
         given = sum(1 for a in call.args if not isinstance(a, ast.Starred))
         splat = given < len(call.args)
@@ -495,8 +517,9 @@ class CallArguments(Rule):
             yield self.finding(ctx, call.func, f"{shown} takes at most {most} positional argument"
                                f"{'s' if most != 1 else ''} since JAX {until} (it took {took_text} before); {passes}")
 
-        if not splat and not any(k.arg is None for k in call.keywords):
-            # as the call will be once its renamed keywords are fixed (their findings are above)
+        if not splat and not any(k.arg is None for k in call.keywords) and written is call:
+            # as the call will be once its renamed keywords are fixed (their findings are above); a
+            # partial's later calls pass the parameters it leaves unbound
             renamed = [KEYWORD_RENAMES.get((qualname, k.arg), k.arg) for k in call.keywords if k.arg]
             passed = frozenset(k for k in renamed if k != POSITIONAL)
             required = _required_since(qualname, at, given + renamed.count(POSITIONAL), passed)
@@ -537,8 +560,19 @@ class CallArguments(Rule):
         head = f"keyword `{old}` of `{qualname}` was {when}" if when else f"`{qualname}` takes no keyword `{old}`"
         new = KEYWORD_RENAMES.get((qualname, old))
         if new is None:
-            yield self.finding(ctx, keyword, f"{head}; the target does not take it: remove it or pass what it meant "
-                                             "another way")
+            no_op = KEYWORD_NO_OP_DEFAULTS.get((qualname, old))
+            if no_op is not None:
+                default, raises, instead = no_op
+                head = f"keyword `{old}` of `{qualname}` was {_version_list(deprecated, None)}; any value raises " \
+                       f"from {raises}" + (f" and {removed} removed it" if removed else "")
+            if no_op is not None and ctx.text(keyword.value) == default:
+                yield self.finding(ctx, keyword, f"{head}: it passes the old default, which asked for nothing: "
+                                                 "remove it", self._drop_fix(ctx, call, keyword))
+            elif no_op is not None:
+                yield self.finding(ctx, keyword, f"{head}: use {instead}", suggestion=instead.split(" for ")[0])
+            else:
+                yield self.finding(ctx, keyword, f"{head}; the target does not take it: remove it or pass what it "
+                                                 "meant another way")
             return
         if new == POSITIONAL:
             since = sigs.positional_since(qualname)
@@ -558,6 +592,15 @@ class CallArguments(Rule):
         message = f"{head}: use {spelled}"
         code = self._suggested(ctx, keyword, new)
         yield self.finding(ctx, keyword, message, fix, suggestion=None if fix else code, replacement=code)
+
+    @staticmethod
+    def _drop_fix(ctx: FileContext, call: ast.Call, keyword: ast.keyword) -> Fix:
+        """Drop ``keyword`` from ``call``; a ``functools.partial`` left binding nothing becomes the
+        function it names (``partial(jax.checkpoint)`` is ``jax.checkpoint``)."""
+        if ctx.qualname(call.func) == "functools.partial" and len(call.args) == 1 and call.keywords == [keyword]:
+            return Fix("safe", edits=(ctx.replace(call, ctx.text(call.args[0])),),
+                       drop_unused_imports=importer(ctx).root_import(call.func))
+        return Fix("safe", edits=(drop_argument(ctx, call, keyword),))
 
     def _rename_fix(self, ctx: FileContext, call: ast.Call, keyword: ast.keyword, new: str) -> Optional[Fix]:
         start = ctx.offset(keyword.lineno, keyword.col_offset)

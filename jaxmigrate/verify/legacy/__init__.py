@@ -23,8 +23,8 @@ pjit's input/output contract):
   (``_positional``);
 - with ``install_era_defaults()`` (the before side's process only): ``jax.make_mesh`` with Auto
   axes by default, as before 0.9.0; ``PartitionSpec`` equal to the tuple of its entries and
-  CPU devices named ``TFRT_CPU_<n>`` by ``str`` and lists taken as arrays by ``jnp.hstack`` and
-  friends, as before 0.10.0;
+  CPU devices named ``TFRT_CPU_<n>`` by ``str``, lists taken as arrays by ``jnp.hstack`` and
+  friends and ``jax.checkpoint(..., concrete=False)`` taken, as before 0.10.0;
 - names JAX renamed where its API history shows the old one was the same object as a name the
   installed JAX has (``jax.numpy.product``, ``jax.core.Primitive``), taken on trust (``_renamed``).
 
@@ -111,17 +111,19 @@ class LegacyFinder(importlib.abc.MetaPathFinder):
 
 def install_era_defaults() -> None:
     """Defaults of today's JAX set back to the legacy era's: ``jax.make_mesh`` with Auto axes, as
-    before 0.9.0; ``PartitionSpec`` equal to tuples and CPU devices named ``TFRT_CPU_<n>`` and
-    lists taken by ``jnp.hstack`` and friends, as before 0.10.0. Apart from ``install()``: it
+    before 0.9.0; ``PartitionSpec`` equal to tuples, CPU devices named ``TFRT_CPU_<n>``, lists
+    taken by ``jnp.hstack`` and friends and ``concrete=False`` by ``jax.checkpoint``, as before
+    0.10.0. Apart from ``install()``: it
     changes what today's code gets from a name that still exists, so only the before side's own
     process takes it (``_child``), not a process that also runs today's code (the runtime's
     in-process tests)."""
-    from jaxmigrate.verify.legacy import _devices, _mesh, _numpy
+    from jaxmigrate.verify.legacy import _devices, _mesh, _numpy, _remat
 
     _mesh.patch_make_mesh()
     _mesh.patch_partition_spec_equality()
     _devices.patch_cpu_device_names()
     _numpy.patch_list_inputs()
+    _remat.patch_checkpoint_concrete()
 
 
 def install() -> None:
