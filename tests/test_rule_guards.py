@@ -118,3 +118,12 @@ def test_jax_array_turned_off_is_reported_while_the_option_is_live():
             "on = jax.config.jax_array\n")
     found = run(text, ["JM301"], fix=True, target=(0, 4, 5))
     assert [(f.line, f.fix) for f in found.findings] == [(4, None)] and found.text == text
+
+
+def test_a_guard_on_a_removed_name_reads_false_where_no_branch_is_chosen_and_a_present_name_is_left():
+    source = ("import jax\n\nLEGACY = hasattr(jax, 'device_put_sharded')\nJIT = hasattr(jax, 'jit')\n"
+              "OLD = hasattr(jax, 'device_put_sharded')\n")
+    out = run(source, ["JM801"])
+    assert out.text == "import jax\n\nLEGACY = False\nJIT = hasattr(jax, 'jit')\nOLD = False\n"
+    kept = run(source, ["JM801"], target=(0, 9, 2))  # still there at 0.9.2: nothing to say
+    assert kept.text == source and kept.findings == []

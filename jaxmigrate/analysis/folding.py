@@ -128,6 +128,29 @@ def fold_true(ctx: FileContext, expr: ast.expr) -> Optional[tuple]:
     return None
 
 
+def fold_false(ctx: FileContext, expr: ast.expr) -> Optional[tuple]:
+    """Edits that drop a condition known to be false, or None if its context is not simple:
+    ``if expr:`` keeps its ``else`` (without one the statement goes), ``if not expr:`` its body
+    (``fold_true`` of the ``not``), ``a if expr else b`` becomes ``b``, and ``expr`` as one
+    operand of an ``or`` that is itself a condition goes. Returns ``(statement_edits, text_edits)``."""
+    parent = ctx.parent(expr)
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        return fold_true(ctx, parent)
+    if isinstance(parent, ast.If) and parent.test is expr and not is_elif(ctx, parent):
+        if not parent.orelse:
+            return (), (delete_statement(ctx, parent),)
+        line, col = ctx.line_col(ctx.span(parent)[0])
+        return (StatementEdit(line, col, partial(keep_orelse)),), ()
+    if isinstance(parent, ast.IfExp) and parent.test is expr:
+        kept = parent.orelse
+        text = ctx.text(kept)
+        text = text if _is_atom(kept) or not _needs_parens(ctx, parent) else f"({text})"
+        return (), (_replace_keeping_comments(ctx, parent, kept, text),)
+    if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) and _is_condition(ctx, parent):
+        return (), (_drop_operand(ctx, parent, expr),)
+    return None
+
+
 def _comments_closing_body(ctx: FileContext, node: ast.If, column: int) -> bool:
     """Whether comment lines indented deeper than the ``if`` follow the last statement of its
     body, before the ``else``/``elif`` line (comments of the body, not of the ``else``)."""

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import ast
+import re
+from typing import Iterator
+
+from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.folding import fold_false
+from jaxmigrate.catalog.api_history import is_private, status
+from jaxmigrate.core.findings import Finding, Fix
 from jaxmigrate.patterns.api_references import Reference
+from jaxmigrate.patterns.attribute_guards import attribute_guards
+from jaxmigrate.prefilter import raw
 from jaxmigrate.rules.base import Example, HistoryRule, snippet
 
 
@@ -54,6 +64,10 @@ class RemovedJaxName(HistoryRule):
     registry keyed by it, `setattr` on it), are unsafe renames whose message says what
     `jax.Array` takes besides (tracers, arrays that span processes) and where those values went
     before. An import of such a class is judged by its name's uses.
+
+    A guard `hasattr(jax, "device_put_sharded")` on a name the target no longer has is False
+    there: the condition is folded as the target computes it (`if` keeps its `else`, `if not`
+    its body), so the code that runs is the code left.
 
     An import of a removed name is reported as well as its uses: the import fails first.
     Names a hand-written rule migrates (`maps.Mesh`, `GlobalDeviceArray`, `jax.tree_map`, ...)
@@ -184,3 +198,36 @@ class RemovedJaxName(HistoryRule):
 
     def selects(self, ref: Reference) -> bool:
         return ref.status.state == "removed" and not ref.status.private
+
+    @classmethod
+    def wants(cls, data) -> bool:
+        """The history's prefilter, or a ``hasattr(m, "name")`` guard in a file that says ``jax``
+        (the name asked for is a string, which the history's prefilter may not read as a name)."""
+        if super().wants(data):
+            return True
+        text = raw(data)
+        return b"hasattr" in text and b"jax" in text and _GUARD.search(text) is not None
+
+    def check(self, ctx: FileContext) -> Iterator[Finding]:
+        yield from super().check(ctx)
+        for guard in attribute_guards(ctx):
+            st = status(guard.qualname, ctx.target)
+            if st is None or st.state != "removed" or is_private(guard.qualname):
+                continue
+            yield self.finding(ctx, guard.call, f"`{guard.qualname}` was removed in JAX {st.version}: this guard is "
+                               "False on the target, so the code it selects no longer runs", _false(ctx, guard.call))
+
+
+_GUARD = re.compile(rb"\bhasattr\([\s\\]*[\w.]+[\s\\]*,[\s\\]*[\"']\w+[\"']")
+
+
+def _false(ctx: FileContext, node: ast.expr) -> Fix:
+    """The condition ``node``, False on the target, folded as the target computes it: the code
+    it selects goes (an ``and`` it stands in is False as a whole); elsewhere it reads ``False``."""
+    parent = ctx.parent(node)
+    while isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
+        node, parent = parent, ctx.parent(parent)
+    folded = fold_false(ctx, node)
+    if folded is None:
+        return Fix("safe", edits=(ctx.replace(node, "False"),))
+    return Fix("safe", statement_edits=folded[0], edits=folded[1])
