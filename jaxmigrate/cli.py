@@ -343,6 +343,20 @@ def explain(code):
     click.echo(render_rule(rule))
 
 
+@main.command("server")
+def language_server():
+    """Run the language server (LSP over stdio) for editors: diagnostics, quick fixes, hover.
+
+    Needs the `server` extra (pip install "jaxmigrate[server]"); docs/editors.md says how each
+    editor starts it."""
+    try:
+        from jaxmigrate import server
+    except ImportError as exc:
+        click.echo(f'error: the language server needs pygls ({exc}): pip install "jaxmigrate[server]"', err=True)
+        sys.exit(EXIT_ERROR)
+    server.main()
+
+
 @main.command()
 @click.argument("files", nargs=-1, required=True)
 @click.option("--devices", type=click.IntRange(min=1), default=8, show_default=True, help="CPU devices in total.")

@@ -1,0 +1,286 @@
+"""`jaxmigrate server`: a language server (LSP over stdio, on pygls) for editors.
+
+Diagnostics on open, change (debounced) and save, as `check` reports them (jaxmigrate/api.py: the
+same settings, configuration and project facts); code actions: each finding's fix, `source.fixAll`
+(what `fix` applies) and a `# noqa: CODE` for a finding; hover: the finding's code to write and its
+rule's documentation (`jaxmigrate explain`). Settings come from ``initializationOptions``:
+``select``, ``ignore`` (lists of codes), ``targetJax`` (as --target-jax; default
+$JAXMIGRATE_TARGET_JAX), ``unsafeFixes``, ``config`` (as --config).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
+
+from jaxmigrate import __version__, api
+
+DEBOUNCE_SECONDS = 0.05  # after a change, this long without another before the text is checked
+FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.jaxmigrate"
+_MARKER = {"safe": "[*] ", "unsafe": "[~] "}  # as the text output marks a finding with a fix
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass
+class Checked:
+    """A document's text as last checked, and its findings."""
+
+    version: Optional[int]
+    text: str
+    findings: List[api.Finding]
+
+
+class JaxmigrateServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("jaxmigrate", __version__)
+        self.checker = api.Workspace(api.Options(target_jax=os.environ.get("JAXMIGRATE_TARGET_JAX") or None))
+        self.checked: Dict[str, Checked] = {}
+        self.pending: Dict[str, asyncio.Task] = {}
+
+    def configure(self, settings: Optional[dict]) -> None:
+        """``initializationOptions``: the options of `check` (see the module's docstring)."""
+        settings = settings or {}
+        options = api.Options(select=tuple(settings.get("select") or ()), ignore=tuple(settings.get("ignore") or ()),
+                              target_jax=settings.get("targetJax") or self.checker.options.target_jax,
+                              unsafe_fixes=bool(settings.get("unsafeFixes", False)), config=settings.get("config"),
+                              jobs=1)
+        self.checker = api.Workspace(options)
+
+    def path_of(self, uri: str) -> str:
+        return self.workspace.get_text_document(uri).path or "untitled.py"
+
+    def check(self, uri: str) -> Checked:
+        """The document's findings now (checked again only when its text changed)."""
+        document = self.workspace.get_text_document(uri)
+        text, last = document.source, self.checked.get(uri)
+        if last is None or last.text != text:
+            try:
+                findings = self.checker.check_source(text, self.path_of(uri))
+            except api.OptionError as exc:  # a bad setting or configuration: said where the file starts
+                findings = [api.Finding(self.path_of(uri), 1, 1, 1, 1, api.ERROR_CODE, f"configuration: {exc}")]
+            last = self.checked[uri] = Checked(document.version, text, findings)
+        return last
+
+    def publish(self, uri: str) -> None:
+        checked = self.check(uri)
+        codec, lines = self.workspace.position_codec, _lines(checked.text)
+        diagnostics = [diagnostic(f, codec, lines) for f in checked.findings]
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diagnostics, checked.version))
+
+    def later(self, uri: str) -> None:
+        """Publish the document's diagnostics once its changes pause for ``DEBOUNCE_SECONDS``."""
+        previous = self.pending.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+
+        async def publish_later() -> None:
+            await asyncio.sleep(DEBOUNCE_SECONDS)
+            self.pending.pop(uri, None)
+            self.publish(uri)
+
+        self.pending[uri] = asyncio.get_running_loop().create_task(publish_later())
+
+
+def _lines(text: str) -> List[str]:
+    return _LINE_BREAK.split(text)
+
+
+def _position(codec: PositionCodec, lines: Sequence[str], line: int, column: int) -> types.Position:
+    """An LSP position (0-based, in the client's units) of a 1-based line and character column."""
+    return codec.position_to_client_units(lines, ServerTextPosition(max(line - 1, 0), max(column - 1, 0)))
+
+
+def _range(codec: PositionCodec, lines: Sequence[str], line: int, column: int, end_line: int, end_column: int):
+    return types.Range(_position(codec, lines, line, column), _position(codec, lines, end_line, end_column))
+
+
+def diagnostic(finding: api.Finding, codec: PositionCodec, lines: Sequence[str]) -> types.Diagnostic:
+    """A finding as a diagnostic: its code and a link to the rule's page, `[*]`/`[~]` before the
+    message of one with a safe or unsafe fix (none: a change by hand), the finding as
+    `check --format json` gives it in ``data``."""
+    from jaxmigrate.reporting.formats import DOCS_URL
+
+    error = finding.code == api.ERROR_CODE
+    end = (finding.end_line, finding.end_column)
+    if error:  # a position, not a span: the rest of its line
+        end = (finding.line, len(lines[finding.line - 1]) + 1 if finding.line <= len(lines) else finding.column)
+    record = finding.to_dict()
+    del record["path"]
+    return types.Diagnostic(
+        range=_range(codec, lines, finding.line, finding.column, *end),
+        message=_MARKER.get(finding.fix_safety or "", "") + finding.message,
+        severity=types.DiagnosticSeverity.Error if error else types.DiagnosticSeverity.Warning,
+        code=finding.code,
+        code_description=None if error else types.CodeDescription(href=DOCS_URL.format(code=finding.code)),
+        source="jaxmigrate",
+        data=record,
+    )
+
+
+server = JaxmigrateServer()
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: JaxmigrateServer, params: types.InitializeParams) -> None:
+    ls.configure(params.initialization_options if isinstance(params.initialization_options, dict) else None)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: JaxmigrateServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.publish(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: JaxmigrateServer, params: types.DidChangeTextDocumentParams) -> None:
+    ls.later(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: JaxmigrateServer, params: types.DidSaveTextDocumentParams) -> None:
+    """A saved file may change its project's facts (and a pyproject.toml the settings): plan anew."""
+    path = ls.path_of(params.text_document.uri)
+    if os.path.basename(path) == "pyproject.toml":
+        ls.checker.forget()
+        ls.checked.clear()
+        for uri in list(ls.workspace.text_documents):
+            ls.publish(uri)
+        return
+    ls.checker.forget(path)
+    ls.checked.pop(params.text_document.uri, None)
+    ls.publish(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: JaxmigrateServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.checked.pop(uri, None)
+    task = ls.pending.pop(uri, None)
+    if task is not None:
+        task.cancel()
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: JaxmigrateServer, params: types.HoverParams) -> Optional[types.Hover]:
+    from jaxmigrate.reporting.ruledoc import render_rule
+    from jaxmigrate.rules import BY_CODE
+
+    checked = ls.check(params.text_document.uri)
+    codec, lines = ls.workspace.position_codec, _lines(checked.text)
+    parts = []
+    for f in _at(checked.findings, codec, lines, params.position, params.position):
+        rule = BY_CODE.get(f.code)
+        part = f"**{f.code}** {f.message}"
+        if f.suggestion:
+            part += f"\n\nWrite instead:\n\n```python\n{f.suggestion}\n```"
+        if rule is not None:
+            part += "\n\n### " + render_rule(rule).removeprefix("# ")  # below the finding's line
+        parts.append(part)
+    if not parts:
+        return None
+    return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, "\n\n---\n\n".join(parts)))
+
+
+def _at(findings: Sequence[api.Finding], codec, lines, start: types.Position, end: types.Position) -> List[api.Finding]:
+    """The findings whose span meets the range from ``start`` to ``end`` (client positions)."""
+    out = []
+    for f in findings:
+        span = _range(codec, lines, f.line, f.column, f.end_line, f.end_column)
+        if (span.start.line, span.start.character) <= (end.line, end.character) and \
+                (start.line, start.character) <= (span.end.line, span.end.character):
+            out.append(f)
+    return out
+
+
+def _workspace_edit(uri: str, edits: Sequence[api.TextEdit], codec, lines) -> types.WorkspaceEdit:
+    return types.WorkspaceEdit(changes={uri: [
+        types.TextEdit(_range(codec, lines, e.line, e.column, e.end_line, e.end_column), e.text) for e in edits]})
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL],
+                                        resolve_provider=True))
+def code_action(ls: JaxmigrateServer, params: types.CodeActionParams) -> List[types.CodeAction]:
+    uri = params.text_document.uri
+    checked = ls.check(uri)
+    codec, lines = ls.workspace.position_codec, _lines(checked.text)
+    only = params.context.only
+    actions: List[types.CodeAction] = []
+    if not only or any(types.CodeActionKind.QuickFix.value.startswith(kind) for kind in only):
+        for f in _at(checked.findings, codec, lines, params.range.start, params.range.end):
+            actions += _quick_fixes(ls, uri, checked, f, codec, lines)
+    if any(f.fixable for f in checked.findings) and \
+            (not only or any(FIX_ALL.startswith(kind) or kind == types.CodeActionKind.Source for kind in only)):
+        action = types.CodeAction("jaxmigrate: fix all auto-fixable findings", kind=FIX_ALL,
+                                  data={"uri": uri, "version": checked.version})
+        actions.append(action if _resolves_edits(ls) else resolve_code_action(ls, action))
+    return actions
+
+
+def _quick_fixes(ls: JaxmigrateServer, uri: str, checked: Checked, f: api.Finding, codec, lines) -> List[types.CodeAction]:
+    """A finding's fix (labelled when unsafe) and its `# noqa`."""
+    actions = []
+    diagnostics = [diagnostic(f, codec, lines)]
+    if f.fix is not None:
+        fixed = ls.checker.fix_source(checked.text, ls.path_of(uri), only=f)
+        if fixed.edits:
+            what = f"write `{f.suggestion}`" if f.suggestion and "\n" not in f.suggestion and len(f.suggestion) < 60 \
+                else "apply its fix"
+            unsafe = " (unsafe fix: it may change behaviour, review it)" if f.fix_safety == "unsafe" else ""
+            actions.append(types.CodeAction(f"jaxmigrate ({f.code}): {what}{unsafe}", kind=types.CodeActionKind.QuickFix,
+                                            diagnostics=diagnostics, is_preferred=f.fix_safety == "safe",
+                                            edit=_workspace_edit(uri, fixed.edits, codec, lines)))
+    noqa = _noqa_edit(checked.text, f)
+    if noqa is not None and f.code != api.ERROR_CODE:
+        actions.append(types.CodeAction(f"jaxmigrate ({f.code}): suppress with `# noqa: {f.code}`",
+                                        kind=types.CodeActionKind.QuickFix, diagnostics=diagnostics,
+                                        edit=_workspace_edit(uri, [noqa], codec, lines)))
+    return actions
+
+
+def _noqa_edit(text: str, f: api.Finding) -> Optional[api.TextEdit]:
+    """The edit that silences ``f`` (engine/suppression.py): ``CODE`` added to its line's
+    ``# noqa: ...``, or a ``# noqa: CODE`` at the line's end."""
+    from jaxmigrate.engine.suppression import NOQA
+
+    lines = _lines(text)
+    if f.line > len(lines):
+        return None
+    line = lines[f.line - 1]
+    match = NOQA.search(line)
+    if match is not None and match.group("codes"):
+        end = match.end("codes")
+        return api.TextEdit(f.line, end + 1, f.line, end + 1, f", {f.code}")
+    if match is not None:  # one without codes silences every code already
+        return None
+    end = len(line.rstrip())
+    return api.TextEdit(f.line, end + 1, f.line, len(line) + 1, f"  # noqa: {f.code}")
+
+
+def _resolves_edits(ls: JaxmigrateServer) -> bool:
+    """Whether the client asks for a code action's edit when it is chosen (codeAction/resolve)."""
+    support = getattr(getattr(ls.client_capabilities.text_document, "code_action", None), "resolve_support", None)
+    return support is not None and "edit" in support.properties
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+def resolve_code_action(ls: JaxmigrateServer, action: types.CodeAction) -> types.CodeAction:
+    """`fix all`: the fixes `jaxmigrate fix` applies to the document's text now."""
+    data = action.data if isinstance(action.data, dict) else {}
+    uri = str(data.get("uri", ""))
+    if action.kind == FIX_ALL and uri in ls.workspace.text_documents:
+        checked = ls.check(uri)
+        fixed = ls.checker.fix_source(checked.text, ls.path_of(uri))
+        action.edit = _workspace_edit(uri, fixed.edits, ls.workspace.position_codec, _lines(checked.text))
+    return action
+
+
+def main() -> None:
+    server.start_io()
