@@ -94,7 +94,10 @@ def _lines(text: str) -> List[str]:
 
 def _position(codec: PositionCodec, lines: Sequence[str], line: int, column: int) -> types.Position:
     """An LSP position (0-based, in the client's units) of a 1-based line and character column."""
-    return codec.position_to_client_units(lines, ServerTextPosition(max(line - 1, 0), max(column - 1, 0)))
+    line, column = max(line - 1, 0), max(column - 1, 0)
+    if line < len(lines) and lines[line].isascii():  # a character is a unit in every encoding (most lines)
+        return types.Position(line, column)
+    return codec.position_to_client_units(lines, ServerTextPosition(line, column))
 
 
 def _range(codec: PositionCodec, lines: Sequence[str], line: int, column: int, end_line: int, end_column: int):
