@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
 from lsprotocol import types
+from pygls import uris
 from pygls.lsp.server import LanguageServer
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
@@ -35,13 +36,18 @@ class Checked:
     version: Optional[int]
     text: str
     findings: List[api.Finding]
+    cell: bool = False  # a notebook cell's: its findings' fixes are edits of the notebook's module
 
 
 class JaxmigrateServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("jaxmigrate", __version__)
+        cells = [types.NotebookCellLanguage(language="python")]
+        super().__init__("jaxmigrate", __version__, notebook_document_sync=types.NotebookDocumentSyncOptions(
+            notebook_selector=[types.NotebookDocumentFilterWithCells(cells=cells, notebook="jupyter-notebook")],
+            save=True))
         self.checker = api.Workspace(api.Options(target_jax=os.environ.get("JAXMIGRATE_TARGET_JAX") or None))
         self.checked: Dict[str, Checked] = {}
+        self.notebooks: Dict[str, tuple] = {}  # a notebook's uri -> (what was checked, each cell's Checked)
         self.pending: Dict[str, asyncio.Task] = {}
 
     def configure(self, settings: Optional[dict]) -> None:
@@ -54,10 +60,14 @@ class JaxmigrateServer(LanguageServer):
         self.checker = api.Workspace(options)
 
     def path_of(self, uri: str) -> str:
-        return self.workspace.get_text_document(uri).path or "untitled.py"
+        return uris.to_fs_path(uri) or "untitled.py"
 
     def check(self, uri: str) -> Checked:
-        """The document's findings now (checked again only when its text changed)."""
+        """The document's findings now (checked again only when its text changed); a notebook
+        cell's are its notebook's findings in that cell."""
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        if notebook is not None:
+            return self.check_notebook(notebook.uri)[uri]
         document = self.workspace.get_text_document(uri)
         text, last = document.source, self.checked.get(uri)
         if last is None or last.text != text:
@@ -68,11 +78,37 @@ class JaxmigrateServer(LanguageServer):
             last = self.checked[uri] = Checked(document.version, text, findings)
         return last
 
+    def check_notebook(self, uri: str) -> Dict[str, Checked]:
+        """Each cell's text and findings (``Checked.version`` None): the notebook's code cells
+        checked as `check` checks an .ipynb file with their text, each finding in its cell."""
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        assert notebook is not None
+        texts = [self.workspace.get_text_document(cell.document).source for cell in notebook.cells]
+        key = (notebook.uri, tuple(texts))
+        if self.notebooks.get(uri, (None,))[0] != key:
+            path = self.path_of(uri)
+            findings = self.checker.check_source(_ipynb(notebook, texts), path if path.endswith(".ipynb") else
+                                                 path + ".ipynb")
+            by_cell: Dict[str, Checked] = {cell.document: Checked(None, text, [], cell=True)
+                                           for cell, text in zip(notebook.cells, texts)}
+            for f in findings:
+                match = _CELL.match(f.message)
+                index = int(match.group(1)) - 1 if match else 0
+                if notebook.cells and 0 <= index < len(notebook.cells):
+                    by_cell[notebook.cells[index].document].findings.append(f)
+            self.notebooks[uri] = (key, by_cell)
+        return self.notebooks[uri][1]
+
     def publish(self, uri: str) -> None:
-        checked = self.check(uri)
-        codec, lines = self.workspace.position_codec, _lines(checked.text)
-        diagnostics = [diagnostic(f, codec, lines) for f in checked.findings]
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diagnostics, checked.version))
+        """Publish a document's diagnostics, or every cell's of a notebook (``uri``: the notebook's)."""
+        if self.workspace.get_notebook_document(notebook_uri=uri) is not None:
+            cells = self.check_notebook(uri)
+        else:
+            cells = {uri: self.check(uri)}
+        for cell_uri, checked in cells.items():
+            codec, lines = self.workspace.position_codec, _lines(checked.text)
+            diagnostics = [diagnostic(f, codec, lines, checked.cell) for f in checked.findings]
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(cell_uri, diagnostics, checked.version))
 
     def later(self, uri: str) -> None:
         """Publish the document's diagnostics once its changes pause for ``DEBOUNCE_SECONDS``."""
@@ -92,6 +128,22 @@ def _lines(text: str) -> List[str]:
     return _LINE_BREAK.split(text)
 
 
+_CELL = re.compile(r"^cell (\d+): ")  # how a notebook's finding says its cell (engine/pipeline.py)
+
+
+def _ipynb(notebook: types.NotebookDocument, texts: Sequence[str]) -> str:
+    """The notebook as an .ipynb file (nbformat 4) with these cell texts."""
+    import json
+
+    cells: List[dict] = []
+    for cell, text in zip(notebook.cells, texts):
+        if cell.kind == types.NotebookCellKind.Code:
+            cells.append(dict(cell_type="code", metadata={}, source=text, outputs=[], execution_count=None))
+        else:
+            cells.append(dict(cell_type="markdown", metadata={}, source=text))
+    return json.dumps(dict(cells=cells, metadata=notebook.metadata or {}, nbformat=4, nbformat_minor=5))
+
+
 def _position(codec: PositionCodec, lines: Sequence[str], line: int, column: int) -> types.Position:
     """An LSP position (0-based, in the client's units) of a 1-based line and character column."""
     line, column = max(line - 1, 0), max(column - 1, 0)
@@ -104,10 +156,11 @@ def _range(codec: PositionCodec, lines: Sequence[str], line: int, column: int, e
     return types.Range(_position(codec, lines, line, column), _position(codec, lines, end_line, end_column))
 
 
-def diagnostic(finding: api.Finding, codec: PositionCodec, lines: Sequence[str]) -> types.Diagnostic:
+def diagnostic(finding: api.Finding, codec: PositionCodec, lines: Sequence[str], cell: bool = False) -> types.Diagnostic:
     """A finding as a diagnostic: its code and a link to the rule's page, `[*]`/`[~]` before the
     message of one with a safe or unsafe fix (none: a change by hand), the finding as
-    `check --format json` gives it in ``data``."""
+    `check --format json` gives it in ``data``; in a notebook ``cell``, without the message's
+    `cell N: `."""
     from jaxmigrate.reporting.formats import DOCS_URL
 
     error = finding.code == api.ERROR_CODE
@@ -118,7 +171,7 @@ def diagnostic(finding: api.Finding, codec: PositionCodec, lines: Sequence[str])
     del record["path"]
     return types.Diagnostic(
         range=_range(codec, lines, finding.line, finding.column, *end),
-        message=_MARKER.get(finding.fix_safety or "", "") + finding.message,
+        message=_MARKER.get(finding.fix_safety or "", "") + (_CELL.sub("", finding.message) if cell else finding.message),
         severity=types.DiagnosticSeverity.Error if error else types.DiagnosticSeverity.Warning,
         code=finding.code,
         code_description=None if error else types.CodeDescription(href=DOCS_URL.format(code=finding.code)),
@@ -135,39 +188,55 @@ def initialize(ls: JaxmigrateServer, params: types.InitializeParams) -> None:
     ls.configure(params.initialization_options if isinstance(params.initialization_options, dict) else None)
 
 
+def _document(params) -> str:
+    """The uri of the text or notebook document a notification is about."""
+    document = getattr(params, "text_document", None) or params.notebook_document
+    return document.uri
+
+
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-def did_open(ls: JaxmigrateServer, params: types.DidOpenTextDocumentParams) -> None:
-    ls.publish(params.text_document.uri)
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+def did_open(ls: JaxmigrateServer, params) -> None:
+    ls.publish(_document(params))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-def did_change(ls: JaxmigrateServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.later(params.text_document.uri)
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def did_change(ls: JaxmigrateServer, params) -> None:
+    ls.later(_document(params))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-def did_save(ls: JaxmigrateServer, params: types.DidSaveTextDocumentParams) -> None:
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+def did_save(ls: JaxmigrateServer, params) -> None:
     """A saved file may change its project's facts (and a pyproject.toml the settings): plan anew."""
-    path = ls.path_of(params.text_document.uri)
+    uri = _document(params)
+    path = ls.path_of(uri)
     if os.path.basename(path) == "pyproject.toml":
         ls.checker.forget()
         ls.checked.clear()
-        for uri in list(ls.workspace.text_documents):
-            ls.publish(uri)
+        ls.notebooks.clear()
+        for open_uri in [*ls.workspace.notebook_documents, *(u for u in ls.workspace.text_documents
+                                                             if ls.workspace.get_notebook_document(cell_uri=u) is None)]:
+            ls.publish(open_uri)
         return
     ls.checker.forget(path)
-    ls.checked.pop(params.text_document.uri, None)
-    ls.publish(params.text_document.uri)
+    ls.checked.pop(uri, None)
+    ls.notebooks.pop(uri, None)
+    ls.publish(uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-def did_close(ls: JaxmigrateServer, params: types.DidCloseTextDocumentParams) -> None:
-    uri = params.text_document.uri
-    ls.checked.pop(uri, None)
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def did_close(ls: JaxmigrateServer, params) -> None:
+    """Forget the document (a notebook: and its cells) and clear its diagnostics."""
+    uri = _document(params)
     task = ls.pending.pop(uri, None)
     if task is not None:
         task.cancel()
-    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+    ls.checked.pop(uri, None)
+    for closed in list(ls.notebooks.pop(uri, (None, {}))[1]) or [uri]:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(closed, []))
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -219,7 +288,7 @@ def code_action(ls: JaxmigrateServer, params: types.CodeActionParams) -> List[ty
     if not only or any(types.CodeActionKind.QuickFix.value.startswith(kind) for kind in only):
         for f in _at(checked.findings, codec, lines, params.range.start, params.range.end):
             actions += _quick_fixes(ls, uri, checked, f, codec, lines)
-    if any(f.fixable for f in checked.findings) and \
+    if not checked.cell and any(f.fixable for f in checked.findings) and \
             (not only or any(FIX_ALL.startswith(kind) or kind == types.CodeActionKind.Source for kind in only)):
         action = types.CodeAction("jaxmigrate: fix all auto-fixable findings", kind=FIX_ALL,
                                   data={"uri": uri, "version": checked.version})
@@ -230,8 +299,8 @@ def code_action(ls: JaxmigrateServer, params: types.CodeActionParams) -> List[ty
 def _quick_fixes(ls: JaxmigrateServer, uri: str, checked: Checked, f: api.Finding, codec, lines) -> List[types.CodeAction]:
     """A finding's fix (labelled when unsafe) and its `# noqa`."""
     actions = []
-    diagnostics = [diagnostic(f, codec, lines)]
-    if f.fix is not None:
+    diagnostics = [diagnostic(f, codec, lines, checked.cell)]
+    if f.fix is not None and not checked.cell:
         fixed = ls.checker.fix_source(checked.text, ls.path_of(uri), only=f)
         if fixed.edits:
             what = f"write `{f.suggestion}`" if f.suggestion and "\n" not in f.suggestion and len(f.suggestion) < 60 \

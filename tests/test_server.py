@@ -138,6 +138,19 @@ async def test_diagnostics_follow_changes_and_a_syntax_error_is_one_jm000(client
     _close(client, path)
 
 
+async def test_a_saved_configuration_applies_to_the_open_files(client, tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.jaxmigrate]\n")
+    path = tmp_path / "configured.py"
+    path.write_text(LEGACY + MANUAL)
+    assert {d.code for d in await _open(client, path, LEGACY + MANUAL)} == {"JM101", "JM203"}
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxmigrate]\nignore = ["JM101"]\n')
+    client.diagnostics.pop(_uri(path), None)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(
+        _uri(tmp_path / "pyproject.toml"))))
+    assert {d.code for d in await _diagnostics(client, _uri(path))} == {"JM203"}
+    _close(client, path)
+
+
 async def test_a_quick_fix_applied_gives_the_fixed_text(client, tmp_path):
     path = tmp_path / "quick.py"
     path.write_text(LEGACY)
@@ -191,6 +204,52 @@ async def test_hover_on_a_finding_explains_its_rule_and_the_code_to_write(client
                                                                        types.Position(1, 0)))
     assert nothing is None
     _close(client, path)
+
+
+def _notebook(cells) -> dict:
+    return dict(cells=[dict(cell_type=kind, metadata={}, source=text, **(dict(outputs=[], execution_count=None)
+                                                                          if kind == "code" else {}))
+                       for kind, text in cells], metadata={}, nbformat=4, nbformat_minor=5)
+
+
+async def test_a_notebook_gets_diagnostics_in_its_cells_as_check_gives_them(client, tmp_path):
+    cells = [("code", "from jax.experimental.pjit import pjit\n"), ("markdown", "# Train\n"),
+             ("code", "f = pjit(abs, in_axis_resources=None, out_axis_resources=None)\n")]
+    path = tmp_path / "train.ipynb"
+    path.write_text(json.dumps(_notebook(cells)))
+    uri = _uri(path)
+    cell_uris = [f"vscode-notebook-cell:{path}#cell{i}" for i in range(len(cells))]
+    kinds = {"code": types.NotebookCellKind.Code, "markdown": types.NotebookCellKind.Markup}
+    for cell_uri in cell_uris:
+        client.diagnostics.pop(cell_uri, None)
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        types.NotebookDocument(uri, "jupyter-notebook", 1, [types.NotebookCell(kinds[kind], cell_uri)
+                                                            for (kind, _), cell_uri in zip(cells, cell_uris)]),
+        [types.TextDocumentItem(cell_uri, "python" if kind == "code" else "markdown", 1, text)
+         for (kind, text), cell_uri in zip(cells, cell_uris)]))
+    last = await _diagnostics(client, cell_uris[2])
+    assert list(client.diagnostics[cell_uris[0]]) == [] and list(client.diagnostics[cell_uris[1]]) == []
+    out = subprocess.run([sys.executable, "-m", "jaxmigrate", "check", "--format", "json", "-q", str(path)],
+                         env={**_env(tmp_path / "cli-cache"), "JAXMIGRATE_TARGET_JAX": "0.7.0"},
+                         capture_output=True, text=True)
+    expected = json.loads(out.stdout)
+    assert [d.data for d in last] == [{k: v for k, v in r.items() if k != "path"} for r in expected]
+    assert [d.code for d in last] == ["JM101", "JM101"]
+    first = last[0]
+    assert first.range.start == types.Position(0, 14) and first.message.startswith("[*] `in_axis_resources`")
+    assert first.data["message"].startswith("cell 3: ")  # as check says it; the cell's diagnostic need not
+    client.diagnostics.pop(cell_uris[2], None)
+    edit = types.TextDocumentContentChangeWholeDocument("f = pjit(abs, in_shardings=None, out_shardings=None)\n")
+    client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+        types.VersionedNotebookDocumentIdentifier(version=2, uri=uri),
+        types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=[
+            types.NotebookDocumentCellContentChanges(types.VersionedTextDocumentIdentifier(version=2, uri=cell_uris[2]),
+                                                     [edit])]))))
+    assert await _diagnostics(client, cell_uris[2]) == []
+    client.diagnostics.pop(cell_uris[0], None)
+    client.notebook_document_did_close(types.DidCloseNotebookDocumentParams(
+        types.NotebookDocumentIdentifier(uri), [types.TextDocumentIdentifier(u) for u in cell_uris]))
+    assert await _diagnostics(client, cell_uris[0]) == []  # cleared
 
 
 async def test_shutdown_leaves_no_process(tmp_path):
