@@ -24,7 +24,7 @@ from jaxmigrate.core.findings import Finding as _Finding, Fix
 from jaxmigrate.engine.options import OptionError
 
 __all__ = ["Options", "Finding", "TextEdit", "Fixed", "Workspace", "OptionError", "check", "check_source",
-           "fix_source", "ERROR_CODE"]
+           "fix_source", "edits", "ERROR_CODE"]
 
 ERROR_CODE = "JM000"  # a file that could not be read, parsed or processed
 
@@ -175,8 +175,15 @@ class Workspace:
         if finding.fix is None:
             return Fixed(text, (), ())
         try:
-            new, applied = apply_round(text, [finding.fix])
-        except (FixError, SyntaxError):
+            if path.endswith(".ipynb"):  # the fix is an edit of the module of its code cells
+                from jaxmigrate.engine import notebook
+
+                nb, module = notebook.load(text)
+                fixed_module, applied = apply_round(module, [finding.fix])
+                new = notebook.dump(nb, fixed_module)
+            else:
+                new, applied = apply_round(text, [finding.fix])
+        except (FixError, SyntaxError, ValueError):
             return Fixed(text, (), ())
         return Fixed(new, edits(text, new), tuple(self.check_source(new, path)), applied)
 

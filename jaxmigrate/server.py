@@ -1,11 +1,11 @@
 """`jaxmigrate server`: a language server (LSP over stdio, on pygls) for editors.
 
-Diagnostics on open, change (debounced) and save, as `check` reports them (jaxmigrate/api.py: the
-same settings, configuration and project facts); code actions: each finding's fix, `source.fixAll`
-(what `fix` applies) and a `# noqa: CODE` for a finding; hover: the finding's code to write and its
-rule's documentation (`jaxmigrate explain`). Settings come from ``initializationOptions``:
-``select``, ``ignore`` (lists of codes), ``targetJax`` (as --target-jax; default
-$JAXMIGRATE_TARGET_JAX), ``unsafeFixes``, ``config`` (as --config).
+Diagnostics of Python files and notebook cells on open, change (debounced) and save, as `check`
+reports them (jaxmigrate/api.py: the same settings, configuration and project facts); code
+actions: each finding's fix, `source.fixAll` (what `fix` applies) and a `# noqa: CODE` for a
+finding; hover: the finding's code to write and its rule's documentation (`jaxmigrate explain`).
+Settings come from ``initializationOptions``: ``select``, ``ignore`` (lists of codes), ``targetJax``
+(as --target-jax; default $JAXMIGRATE_TARGET_JAX), ``unsafeFixes``, ``config`` (as --config).
 """
 
 from __future__ import annotations
@@ -36,7 +36,11 @@ class Checked:
     version: Optional[int]
     text: str
     findings: List[api.Finding]
-    cell: bool = False  # a notebook cell's: its findings' fixes are edits of the notebook's module
+    notebook: Optional[str] = None  # a notebook cell's: the notebook's uri (its fixes are edits of its code cells)
+
+    @property
+    def cell(self) -> bool:
+        return self.notebook is not None
 
 
 class JaxmigrateServer(LanguageServer):
@@ -47,7 +51,7 @@ class JaxmigrateServer(LanguageServer):
             save=True))
         self.checker = api.Workspace(api.Options(target_jax=os.environ.get("JAXMIGRATE_TARGET_JAX") or None))
         self.checked: Dict[str, Checked] = {}
-        self.notebooks: Dict[str, tuple] = {}  # a notebook's uri -> (what was checked, each cell's Checked)
+        self.notebooks: Dict[str, Notebook] = {}  # a notebook's uri -> its cells as last checked
         self.pending: Dict[str, asyncio.Task] = {}
 
     def configure(self, settings: Optional[dict]) -> None:
@@ -84,20 +88,37 @@ class JaxmigrateServer(LanguageServer):
         notebook = self.workspace.get_notebook_document(notebook_uri=uri)
         assert notebook is not None
         texts = [self.workspace.get_text_document(cell.document).source for cell in notebook.cells]
-        key = (notebook.uri, tuple(texts))
-        if self.notebooks.get(uri, (None,))[0] != key:
+        ipynb = _ipynb(notebook, texts)
+        if uri not in self.notebooks or self.notebooks[uri].text != ipynb:
             path = self.path_of(uri)
-            findings = self.checker.check_source(_ipynb(notebook, texts), path if path.endswith(".ipynb") else
-                                                 path + ".ipynb")
-            by_cell: Dict[str, Checked] = {cell.document: Checked(None, text, [], cell=True)
+            path = path if path.endswith(".ipynb") else path + ".ipynb"
+            by_cell: Dict[str, Checked] = {cell.document: Checked(None, text, [], notebook=uri)
                                            for cell, text in zip(notebook.cells, texts)}
-            for f in findings:
+            for f in self.checker.check_source(ipynb, path):
                 match = _CELL.match(f.message)
                 index = int(match.group(1)) - 1 if match else 0
                 if notebook.cells and 0 <= index < len(notebook.cells):
                     by_cell[notebook.cells[index].document].findings.append(f)
-            self.notebooks[uri] = (key, by_cell)
-        return self.notebooks[uri][1]
+            self.notebooks[uri] = Notebook(ipynb, path, by_cell)
+        return self.notebooks[uri].cells
+
+    def fix_edit(self, uri: str, checked: Checked, only: Optional[api.Finding] = None) -> Optional[types.WorkspaceEdit]:
+        """The edit that applies the fixes `fix` would (or only ``only``'s) to a document, or to
+        the code cells of a cell's notebook; None when nothing changes."""
+        if checked.notebook is None:
+            fixed = self.checker.fix_source(checked.text, self.path_of(uri), only=only)
+            if not fixed.edits:
+                return None
+            return _workspace_edit(uri, fixed.edits, self.workspace.position_codec, _lines(checked.text))
+        notebook = self.notebooks[checked.notebook]
+        fixed = self.checker.fix_source(notebook.text, notebook.path, only=only)
+        if not fixed.edits:
+            return None
+        changes = {}
+        for (cell_uri, cell), new in zip(notebook.cells.items(), _sources(fixed.text)):
+            if new != cell.text:
+                changes[cell_uri] = _text_edits(api.edits(cell.text, new), self.workspace.position_codec, _lines(cell.text))
+        return types.WorkspaceEdit(changes=changes)
 
     def publish(self, uri: str) -> None:
         """Publish a document's diagnostics, or every cell's of a notebook (``uri``: the notebook's)."""
@@ -129,6 +150,23 @@ def _lines(text: str) -> List[str]:
 
 
 _CELL = re.compile(r"^cell (\d+): ")  # how a notebook's finding says its cell (engine/pipeline.py)
+
+
+@dataclass
+class Notebook:
+    """A notebook as last checked: as an .ipynb file's text, its path, each cell's ``Checked``."""
+
+    text: str
+    path: str
+    cells: Dict[str, Checked]
+
+
+def _sources(ipynb: str) -> List[str]:
+    """Each cell's text in an .ipynb file's text."""
+    import json
+
+    return [cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            for cell in json.loads(ipynb)["cells"]]
 
 
 def _ipynb(notebook: types.NotebookDocument, texts: Sequence[str]) -> str:
@@ -235,7 +273,8 @@ def did_close(ls: JaxmigrateServer, params) -> None:
     if task is not None:
         task.cancel()
     ls.checked.pop(uri, None)
-    for closed in list(ls.notebooks.pop(uri, (None, {}))[1]) or [uri]:
+    closed_notebook = ls.notebooks.pop(uri, None)
+    for closed in list(closed_notebook.cells if closed_notebook else ()) or [uri]:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(closed, []))
 
 
@@ -271,9 +310,12 @@ def _at(findings: Sequence[api.Finding], codec, lines, start: types.Position, en
     return out
 
 
+def _text_edits(edits: Sequence[api.TextEdit], codec, lines) -> List[types.TextEdit]:
+    return [types.TextEdit(_range(codec, lines, e.line, e.column, e.end_line, e.end_column), e.text) for e in edits]
+
+
 def _workspace_edit(uri: str, edits: Sequence[api.TextEdit], codec, lines) -> types.WorkspaceEdit:
-    return types.WorkspaceEdit(changes={uri: [
-        types.TextEdit(_range(codec, lines, e.line, e.column, e.end_line, e.end_column), e.text) for e in edits]})
+    return types.WorkspaceEdit(changes={uri: _text_edits(edits, codec, lines)})
 
 
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
@@ -288,7 +330,9 @@ def code_action(ls: JaxmigrateServer, params: types.CodeActionParams) -> List[ty
     if not only or any(types.CodeActionKind.QuickFix.value.startswith(kind) for kind in only):
         for f in _at(checked.findings, codec, lines, params.range.start, params.range.end):
             actions += _quick_fixes(ls, uri, checked, f, codec, lines)
-    if not checked.cell and any(f.fixable for f in checked.findings) and \
+    every = [f for cell in ls.notebooks[checked.notebook].cells.values() for f in cell.findings] \
+        if checked.notebook is not None else checked.findings
+    if any(f.fixable for f in every) and \
             (not only or any(FIX_ALL.startswith(kind) or kind == types.CodeActionKind.Source for kind in only)):
         action = types.CodeAction("jaxmigrate: fix all auto-fixable findings", kind=FIX_ALL,
                                   data={"uri": uri, "version": checked.version})
@@ -300,15 +344,13 @@ def _quick_fixes(ls: JaxmigrateServer, uri: str, checked: Checked, f: api.Findin
     """A finding's fix (labelled when unsafe) and its `# noqa`."""
     actions = []
     diagnostics = [diagnostic(f, codec, lines, checked.cell)]
-    if f.fix is not None and not checked.cell:
-        fixed = ls.checker.fix_source(checked.text, ls.path_of(uri), only=f)
-        if fixed.edits:
-            what = f"write `{f.suggestion}`" if f.suggestion and "\n" not in f.suggestion and len(f.suggestion) < 60 \
-                else "apply its fix"
-            unsafe = " (unsafe fix: it may change behaviour, review it)" if f.fix_safety == "unsafe" else ""
-            actions.append(types.CodeAction(f"jaxmigrate ({f.code}): {what}{unsafe}", kind=types.CodeActionKind.QuickFix,
-                                            diagnostics=diagnostics, is_preferred=f.fix_safety == "safe",
-                                            edit=_workspace_edit(uri, fixed.edits, codec, lines)))
+    edit = ls.fix_edit(uri, checked, only=f) if f.fix is not None else None
+    if edit is not None:
+        what = f"write `{f.suggestion}`" if f.suggestion and "\n" not in f.suggestion and len(f.suggestion) < 60 \
+            else "apply its fix"
+        unsafe = " (unsafe fix: it may change behaviour, review it)" if f.fix_safety == "unsafe" else ""
+        actions.append(types.CodeAction(f"jaxmigrate ({f.code}): {what}{unsafe}", kind=types.CodeActionKind.QuickFix,
+                                        diagnostics=diagnostics, is_preferred=f.fix_safety == "safe", edit=edit))
     noqa = _noqa_edit(checked.text, f)
     if noqa is not None and f.code != api.ERROR_CODE:
         actions.append(types.CodeAction(f"jaxmigrate ({f.code}): suppress with `# noqa: {f.code}`",
@@ -348,9 +390,7 @@ def resolve_code_action(ls: JaxmigrateServer, action: types.CodeAction) -> types
     data = action.data if isinstance(action.data, dict) else {}
     uri = str(data.get("uri", ""))
     if action.kind == FIX_ALL and uri in ls.workspace.text_documents:
-        checked = ls.check(uri)
-        fixed = ls.checker.fix_source(checked.text, ls.path_of(uri))
-        action.edit = _workspace_edit(uri, fixed.edits, ls.workspace.position_codec, _lines(checked.text))
+        action.edit = ls.fix_edit(uri, ls.check(uri)) or types.WorkspaceEdit(changes={})
     return action
 
 

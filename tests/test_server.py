@@ -238,6 +238,14 @@ async def test_a_notebook_gets_diagnostics_in_its_cells_as_check_gives_them(clie
     first = last[0]
     assert first.range.start == types.Position(0, 14) and first.message.startswith("[*] `in_axis_resources`")
     assert first.data["message"].startswith("cell 3: ")  # as check says it; the cell's diagnostic need not
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(cell_uris[2]), first.range, types.CodeActionContext(diagnostics=[first])))
+    fix = next(a for a in actions if a.kind == types.CodeActionKind.QuickFix and "in_shardings" in a.title)
+    assert list(fix.edit.changes) == [cell_uris[2]]  # the edit of the notebook's module, in the cell
+    assert _apply(cells[2][1], fix.edit.changes[cell_uris[2]]) == cells[2][1].replace("in_axis_resources", "in_shardings")
+    fix_all = await client.code_action_resolve_async(next(a for a in actions if a.kind == "source.fixAll.jaxmigrate"))
+    assert _apply(cells[2][1], fix_all.edit.changes[cell_uris[2]]) == \
+        "f = pjit(abs, in_shardings=None, out_shardings=None)\n"
     client.diagnostics.pop(cell_uris[2], None)
     edit = types.TextDocumentContentChangeWholeDocument("f = pjit(abs, in_shardings=None, out_shardings=None)\n")
     client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
