@@ -360,19 +360,34 @@ def _quick_fixes(ls: JaxmigrateServer, uri: str, checked: Checked, f: api.Findin
 
 
 def _noqa_edit(text: str, f: api.Finding) -> Optional[api.TextEdit]:
-    """The edit that silences ``f`` (engine/suppression.py): ``CODE`` added to its line's
-    ``# noqa: ...``, or a ``# noqa: CODE`` at the line's end."""
+    """The edit that silences ``f`` (engine/suppression.py: a `# noqa` comment on the line the
+    finding starts on): ``CODE`` added to that line's ``# noqa: ...``, or ``# noqa: CODE`` at its
+    end. None where a comment cannot go there (the line ends inside a string that goes on, or
+    with a backslash) or a bare ``# noqa`` already silences every code."""
+    import io
+    import tokenize
+
     from jaxmigrate.engine.suppression import NOQA
 
     lines = _lines(text)
-    if f.line > len(lines):
+    if f.line > len(lines) or lines[f.line - 1].rstrip().endswith("\\"):
         return None
-    line = lines[f.line - 1]
-    match = NOQA.search(line)
+    line, comment = lines[f.line - 1], None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.start[0] > f.line:
+                break
+            if token.start[0] <= f.line < token.end[0]:  # a string (or f-string part) that goes on
+                return None
+            if token.type == tokenize.COMMENT and token.start[0] == f.line:
+                comment = token
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    match = NOQA.search(comment.string) if comment is not None else None
     if match is not None and match.group("codes"):
-        end = match.end("codes")
-        return api.TextEdit(f.line, end + 1, f.line, end + 1, f", {f.code}")
-    if match is not None:  # one without codes silences every code already
+        end = comment.start[1] + match.end("codes") + 1  # type: ignore[union-attr]  # a match means a comment
+        return api.TextEdit(f.line, end, f.line, end, f", {f.code}")
+    if match is not None:
         return None
     end = len(line.rstrip())
     return api.TextEdit(f.line, end + 1, f.line, len(line) + 1, f"  # noqa: {f.code}")
