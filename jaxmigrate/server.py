@@ -51,6 +51,7 @@ class JaxmigrateServer(LanguageServer):
             save=True))
         self.checker = api.Workspace(api.Options(target_jax=os.environ.get("JAXMIGRATE_TARGET_JAX") or None))
         self.checked: Dict[str, Checked] = {}
+        self.broken: Optional[str] = None  # why the settings cannot be used, said as each document's one JM000
         self.notebooks: Dict[str, Notebook] = {}  # a notebook's uri -> its cells as last checked
         self.pending: Dict[str, asyncio.Task] = {}
 
@@ -61,7 +62,10 @@ class JaxmigrateServer(LanguageServer):
                               target_jax=settings.get("targetJax") or self.checker.options.target_jax,
                               unsafe_fixes=bool(settings.get("unsafeFixes", False)), config=settings.get("config"),
                               jobs=1)
-        self.checker = api.Workspace(options)
+        try:
+            self.checker, self.broken = api.Workspace(options), None
+        except api.OptionError as exc:  # a `config` file that cannot be read: every document says so
+            self.checker, self.broken = api.Workspace(), f"configuration: {exc}"
 
     def path_of(self, uri: str) -> str:
         return uris.to_fs_path(uri) or "untitled.py"
@@ -75,10 +79,14 @@ class JaxmigrateServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         text, last = document.source, self.checked.get(uri)
         if last is None or last.text != text:
-            try:
-                findings = self.checker.check_source(text, self.path_of(uri))
-            except api.OptionError as exc:  # a bad setting or configuration: said where the file starts
-                findings = [api.Finding(self.path_of(uri), 1, 1, 1, 1, api.ERROR_CODE, f"configuration: {exc}")]
+            why = self.broken
+            if why is None:
+                try:
+                    findings = self.checker.check_source(text, self.path_of(uri))
+                except api.OptionError as exc:  # a bad setting or configuration: said where the file starts
+                    why = f"configuration: {exc}"
+            if why is not None:
+                findings = [api.Finding(self.path_of(uri), 1, 1, 1, 1, api.ERROR_CODE, why)]
             last = self.checked[uri] = Checked(document.version, text, findings)
         return last
 

@@ -151,6 +151,20 @@ async def test_a_saved_configuration_applies_to_the_open_files(client, tmp_path)
     _close(client, path)
 
 
+async def test_bad_settings_are_one_jm000_in_each_document(tmp_path):
+    for options, said in [({"config": str(tmp_path / "missing.toml")}, "missing.toml: no such file"),
+                          ({"select": ["JM999"]}, "unknown rule code or prefix: JM999")]:
+        started = await _started(tmp_path / "cache", options)
+        try:
+            path = tmp_path / "legacy.py"
+            path.write_text(LEGACY)
+            [error] = await _open(started, path, LEGACY)
+        finally:
+            await started.shutdown_session()
+            await started.stop()
+        assert error.code == "JM000" and error.message.startswith("configuration: ") and said in error.message
+
+
 async def test_a_quick_fix_applied_gives_the_fixed_text(client, tmp_path):
     path = tmp_path / "quick.py"
     path.write_text(LEGACY)
