@@ -3,55 +3,14 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
-from typing import List, Optional, Tuple
+from typing import Optional
 
 import click
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 _exit_prepared = False
-
-
-def _split_codes(values: Tuple[str, ...]) -> List[str]:
-    return [c.strip() for v in values for c in v.split(",") if c.strip()]
-
-
-#: the oldest target: the first release with jax.Array, which every rule migrates towards
-OLDEST_TARGET = (0, 4, 1)
-
-
-def _parse_target(value: str, source: str = "") -> Optional[Tuple[int, ...]]:
-    """A target JAX: None for the newest; a usage error (exit 2) for one before 0.4.1 or after the
-    newest release jaxmigrate knows (``source``: where the value comes from, for the message)."""
-    if value.lower() == "latest":
-        return None
-    if not re.fullmatch(r"\d+(\.\d+){0,2}", value):
-        raise click.BadParameter(f"{value!r} is not a JAX version like 0.4.14, 'latest' or 'auto'", param_hint="--target-jax")
-    version = tuple(int(p) for p in value.split("."))
-    where = f" ({source})" if source else ""
-    if _padded(value) < OLDEST_TARGET:
-        raise click.BadParameter(f"{value}{where} is older than 0.4.1, the oldest target: jaxmigrate migrates code to "
-                                 "jax.Array-era JAX (0.4.1 or newer); name a newer target", param_hint="--target-jax")
-    newest = _newest_known()
-    if _padded(value) > newest:
-        known = ".".join(map(str, newest))
-        raise click.BadParameter(f"{value}{where} is newer than {known}, the newest JAX release jaxmigrate knows: name "
-                                 f"{known} or an older release, or `latest` (a newer jaxmigrate may know {value})",
-                                 param_hint="--target-jax")
-    return version
-
-
-def _padded(version: str) -> Tuple[int, ...]:
-    parts = tuple(int(p) for p in version.split("."))
-    return parts + (0,) * (3 - len(parts))
-
-
-def _newest_known() -> Tuple[int, ...]:
-    from jaxmigrate.catalog.api_history import newest_release
-
-    return _padded(newest_release())
 
 
 def common_options(func):
@@ -137,27 +96,11 @@ def _run(paths, select, ignore, target_jax, jobs, *, fix: bool, write: bool, uns
         raise click.UsageError(str(exc)) from exc
     for path in missing:
         click.echo(f"error: {path}: no such file or directory", err=True)
-    cache = None
-    if not no_cache:
-        from pathlib import Path
-
-        from jaxmigrate.engine.cache import Cache
-
-        first = Path(paths[0]).resolve()
-        cache = Cache(configs.for_folder(first if first.is_dir() else first.parent).root or Path.cwd())
+    from jaxmigrate.engine.options import cache_for, others_of
     from jaxmigrate.reporting.terminal import progress
 
-    def others():  # the rest of the files' projects, for the plans that span modules (engine/project.py)
-        from jaxmigrate.engine.listing import walk_files_cached
-        from jaxmigrate.engine.project import project_folders
-
-        folders = project_folders(files, paths)
-        try:
-            return walk_files_cached(folders, cache, configs=configs, exclude=options.get("exclude"),
-                                     extend_exclude=options.get("extend_exclude", ())) if folders else []
-        except config_file.ConfigError:  # another folder's configuration: the plan goes on without those files
-            return []
-
+    cache = None if no_cache else cache_for(configs, paths)
+    others = others_of(files, paths, configs, options.get("exclude"), options.get("extend_exclude", ()), cache)
     with progress(0 if options.get("quiet") else len(files)) as update:
         try:
             return run(files, settings, jobs, progress=update, cache=cache, others=others), missing
@@ -183,54 +126,16 @@ def _run_stdin(options: dict, configs, select, ignore, target_jax, *, fix: bool,
 
 def _settings(files, configs, paths, select, ignore, target_jax, *, fix: bool, write: bool, unsafe_fixes: bool,
               quiet: bool):
-    """The run's ``Settings``: one variant per configuration that the files come under."""
-    from pathlib import Path
+    """The run's ``Settings`` (engine/options.py); a bad option or configured value is a usage error."""
+    from jaxmigrate.engine import options
 
-    from jaxmigrate.engine import config as config_file
-    from jaxmigrate.engine.pipeline import Settings
-    from jaxmigrate.rules import select_rules, unknown_codes
-
-    first = Path(paths[0]).resolve()
-    wanted = [configs.for_folder(first if first.is_dir() else first.parent)]  # the first path's, even with no file
-    for file in files:
-        config = configs.for_file(file.path, file.real)
-        if all(config is not seen for seen in wanted):
-            wanted.append(config)
-    variants = []
-    for config in wanted:
-        selected = _split_codes(select) or list(config.select or [])
-        ignored = _split_codes(ignore) or list(config.ignore)
-        per_file = config_file.per_file_ignores(config)
-        bad = unknown_codes(selected + ignored + [c for _, codes in per_file for c in codes])
-        if bad:
-            where = f" (in {config.root / 'pyproject.toml'})" if config.root and not (select or ignore) else ""
-            raise click.UsageError(f"unknown rule code or prefix: {', '.join(bad)}{where} (see `jaxmigrate rules`)")
-        target_text, source = target_jax or config.target_jax or "latest", ""
-        given = f"target-jax in {config.root / 'pyproject.toml'}" if not target_jax and config.target_jax and config.root \
-            else ""  # where a value that is not a target came from
-        if target_text.lower() == "auto":
-            from jaxmigrate.engine.target import auto
-
-            version, source = auto(config.root, Path(paths[0]))
-            target_text = version or "latest"
-            if version and re.fullmatch(r"\d+(\.\d+){0,2}", version) and _padded(version) > _newest_known():
-                known = ".".join(map(str, _newest_known()))  # a project ahead of jaxmigrate's history: its newest
-                target_text, source = "latest", f"{source}, newer than {known}, the newest JAX release jaxmigrate knows"
-        target = _parse_target(target_text, source or given)
-        if source and not quiet:
-            where = f" for {config.root}" if len(wanted) > 1 and config.root else ""
-            click.echo(f"target JAX{where}: {target_text} ({source})", err=True)
-        variant = Settings(tuple(r.code for r in select_rules(selected, ignored)), fix=fix, write=write,
-                           unsafe_fixes=unsafe_fixes or config.unsafe_fixes, target=target,
-                           per_file_ignores=per_file, config_root=str(config.root) if config.root else None)
-        variants.append((str(config.root) if config.root and configs.explicit is None else "", variant))
-    if len(variants) == 1:
-        return variants[0][1]
-    variants.sort(key=lambda v: (-len(v[0]), v[0]))  # the deepest folder first, "" last
-    if variants[-1][0]:  # no file outside every configuration: the first path's settings are the rest's
-        variants.append(("", variants[-1][1]))
-    codes = tuple(dict.fromkeys(c for _, v in variants for c in v.rule_codes))
-    return Settings(codes, fix=fix, write=write, variants=tuple(variants))
+    try:
+        return options.settings(files, configs, paths, select, ignore, target_jax, fix=fix, write=write,
+                                unsafe_fixes=unsafe_fixes, notice=None if quiet else lambda text: click.echo(text, err=True))
+    except options.OptionError as exc:
+        if exc.param_hint:
+            raise click.BadParameter(str(exc), param_hint=exc.param_hint) from exc
+        raise click.UsageError(str(exc)) from exc
 
 
 def _interrupted(results, *, write: bool) -> None:
@@ -340,9 +245,11 @@ def fix(paths, select, ignore, target_jax, no_cache, jobs, output_format, output
 
 def _options(paths, options: dict) -> dict:
     """The command line's file options, checked: patterns split at commas; `-` reads stdin."""
+    from jaxmigrate.engine.options import split_codes
+
     out = dict(options)
-    out["exclude"] = _split_codes(options.get("exclude") or ()) or None
-    out["extend_exclude"] = _split_codes(options.get("extend_exclude") or ())
+    out["exclude"] = split_codes(options.get("exclude") or ()) or None
+    out["extend_exclude"] = split_codes(options.get("extend_exclude") or ())
     if "-" in paths:
         if len(paths) != 1:
             raise click.UsageError("`-` (stdin) cannot be combined with other paths")
@@ -434,6 +341,20 @@ def explain(code):
     if rule is None:
         raise click.UsageError(f"unknown rule {code!r} (see `jaxmigrate rules`)")
     click.echo(render_rule(rule))
+
+
+@main.command("server")
+def language_server():
+    """Run the language server (LSP over stdio) for editors: diagnostics, quick fixes, hover.
+
+    Needs the `server` extra (pip install "jaxmigrate[server]"); docs/editors.md says how each
+    editor starts it."""
+    try:
+        from jaxmigrate import server
+    except ImportError as exc:
+        click.echo(f'error: the language server needs pygls ({exc}): pip install "jaxmigrate[server]"', err=True)
+        sys.exit(EXIT_ERROR)
+    server.main()
 
 
 @main.command()

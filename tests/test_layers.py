@@ -20,7 +20,7 @@ FLOORS = [
     {"jaxmigrate.rules"},
     {"jaxmigrate.engine", "jaxmigrate.reporting"},
     {"jaxmigrate.verify"},
-    {"jaxmigrate.cli", "jaxmigrate.__main__", "jaxmigrate"},
+    {"jaxmigrate.cli", "jaxmigrate.api", "jaxmigrate.server", "jaxmigrate.__main__", "jaxmigrate"},
 ]
 
 

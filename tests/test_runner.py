@@ -102,7 +102,8 @@ def _checks_in_a_fresh_python(tmp_path, before: str, after: str, runs: int = 1, 
 def test_a_check_imports_only_what_it_uses(tmp_path, option):
     """Start-up is part of every run: a one-process text check of a tree without .gitignore or
     exclude patterns does not import what only other paths need."""
-    unneeded = ["pathspec", "json", "tempfile", "libcst", "rich", "concurrent.futures"]
+    unneeded = ["pathspec", "json", "tempfile", "libcst", "rich", "concurrent.futures", "pygls", "lsprotocol",
+                "jaxmigrate.server", "jaxmigrate.api"]
     lines = _checks_in_a_fresh_python(tmp_path, "", f"print(sorted(m for m in {unneeded!r} if m in sys.modules))",
                                       option=option)
     assert lines[-2:] == ["exit 1", "[]"]  # a finding, and none of those modules

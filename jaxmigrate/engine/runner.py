@@ -232,6 +232,19 @@ def run(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = N
     return results  # type: ignore[return-value]  # not interrupted: every file has its result
 
 
+def plan(files: Sequence[SourceFile], settings: Settings, jobs: Optional[int] = None, cache=None,
+         others: Optional[Callable[[], Sequence[Tuple[str, str]]]] = None) -> Settings:
+    """``settings`` with the values of the project facts that ``run`` computes first (the files'
+    modules and those of their projects, read from disk or the cache), for processing a file's
+    text elsewhere: the Python API, an editor's unsaved text."""
+    if not settings.plan_project:
+        return settings
+    planned = _with_project_facts(files, settings, jobs, cache, [None] * len(files), others, [])
+    if cache is not None:
+        cache.save()
+    return planned
+
+
 def _execute(files: Sequence[SourceFile], pending: List[Tuple[int, SourceFile]], settings: Settings,
              jobs: Optional[int], cache, results: list, progress=None, done: int = 0,
              collected: Optional[Dict[int, Processed]] = None, stop: Optional[list] = None) -> bool:
