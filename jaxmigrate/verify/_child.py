@@ -5,7 +5,7 @@ environment, in a scratch working folder of its own (``_layout``). In order: imp
 several processes ``jax.distributed.initialize`` on 127.0.0.1 (the script's own call then does
 nothing); the legacy runtime on the before side; the recorder (``_recorder``); the global
 generators seeded; the script, run as ``__main__`` the way its project runs it (``--module``
-for a package module, ``--path-entry`` first on sys.path); then its observations are pickled to
+for a package module, ``--path-entry`` first on sys.path); then its observations are written as plain data to
 the open file ``--out-fd`` (``_channel``: a file with no name the verifier gave it): every
 compiled call's value and donated inputs in call order, the observable module globals at exit,
 the files written in the working folder (and where it wrote outside it: ``_written``), and the
@@ -25,7 +25,7 @@ import types
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
-from jaxmigrate.verify._channel import bind_to_parent, write_result
+from jaxmigrate.verify._channel import bind_to_parent, keep_private, write_result
 
 
 def _drop_working_dir_from_path() -> None:
@@ -114,6 +114,7 @@ def main(argv=None) -> None:
     parser.add_argument("--module", help="run as `python -m MODULE` (a package module)")
     parser.add_argument("--path-entry", action="append", default=[], help="first on sys.path, in order")
     args = parser.parse_args(argv)
+    keep_private(args.out_fd)
     workdir = os.getcwd()
     _drop_working_dir_from_path()
     from jaxmigrate.verify import _origin

@@ -107,12 +107,10 @@ def program_output(runs: List[ProcessRun]) -> List[Dict[str, Any]]:
 def _failure(run: ProcessRun, timeout: float) -> Optional[str]:
     if run.result is not None:
         return None
-    if run.timed_out:
-        what = f"timed out after {timeout:g} s"
-    elif run.returncode is not None and run.returncode < 0:
+    what = run.ended(timeout)
+    if not what and run.returncode is not None and run.returncode < 0:
         what = f"was killed by signal {-run.returncode}"
-    else:
-        what = f"exited with code {run.returncode} without observations"
+    what = what or f"exited with code {run.returncode} without observations"
     tail = "\n".join(run.output.strip().splitlines()[-15:])
     return f"the {run.side} side (process {run.process}) {what}" + (f":\n{tail}" if tail else "")
 
