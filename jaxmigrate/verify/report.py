@@ -200,6 +200,8 @@ def render_text(verdict, max_differences: int = 5, verbose: bool = False) -> str
         lines.append("  not comparable, left out (globals fed by live_buffers()/live_arrays() counts, which the "
                      "emulated legacy side does not reproduce; --legacy-jax runs the real one):")
         lines.extend(f"    {entry}" for entry in v.not_comparable)
+    if getattr(v, "unread", None):
+        lines.append("  bound on the before side only and never read there, not compared: " + ", ".join(v.unread))
     if getattr(v, "elsewhere", None):
         lines.append("  written outside the working folder, not compared: " + ", ".join(v.elsewhere))
     for d in v.differences[:max_differences]:

@@ -48,6 +48,8 @@ class Verdict:
     legacy_asked: str = "emulated"  # the --legacy-jax option
     # globals fed by live-buffer counts that differ under the emulation: listed, neither a difference nor compared
     not_comparable: List[str] = field(default_factory=list)
+    # globals only the before side binds, which it never reads (``_unread``): listed, not a difference
+    unread: List[str] = field(default_factory=list)
     # files written outside the working folder and not compared (elsewhere; in the project, not shared by both sides)
     elsewhere: List[str] = field(default_factory=list)
     # the program's own output (its stdout and stderr, interleaved), per side and process: shown with -v
@@ -68,7 +70,7 @@ class Verdict:
             "differences": [d.to_dict() for d in self.differences], "errors": self.errors,
             "deprecations": self.deprecations, "unstable": self.unstable, "renamed": self.renamed,
             "trusted": self.trusted, "legacy": self.legacy, "not_comparable": self.not_comparable,
-            "elsewhere": self.elsewhere, "output": self.output,
+            "unread": self.unread, "elsewhere": self.elsewhere, "output": self.output,
         }
 
 
@@ -129,11 +131,25 @@ def set_apart_live_counts(verdict: Verdict, live: AbstractSet[str]) -> None:
     verdict.differences = kept
 
 
+def set_apart_unread(verdict: Verdict, unread: AbstractSet[str]) -> None:
+    """A global only the before side has, which it never reads (``_unread``), is listed, not a
+    difference: nothing the program computed or printed depends on it."""
+    kept = []
+    for d in verdict.differences:
+        name = d.where[len("global `"):-1] if d.where.startswith("global `") else None
+        if name in unread and d.what == "not defined after":
+            verdict.unread.append(f"`{name}`" + (f" (process {d.process})" if d.process else "") + f": {d.before}")
+        else:
+            kept.append(d)
+    verdict.differences = kept
+
+
 def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, devices: int, processes: int,
            timeout: float, seconds: float, legacy: str = "", legacy_asked: str = "emulated",
-           live: AbstractSet[str] = frozenset()) -> Verdict:
+           live: AbstractSet[str] = frozenset(), unread: AbstractSet[str] = frozenset()) -> Verdict:
     """The verdict on both sides' runs. ``live``: globals fed by live-buffer counts, which the
-    emulated before side cannot reproduce (not comparable when they differ)."""
+    emulated before side cannot reproduce (not comparable when they differ); ``unread``: the
+    globals the before file never reads (listed, not a difference, when the after side lacks them)."""
     verdict = Verdict("equivalent", "", before, after, devices, processes, seconds,
                       runs=runs["before"] + runs["after"], legacy=legacy, legacy_asked=legacy_asked)
     verdict.output = program_output(verdict.runs)
@@ -165,6 +181,7 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         verdict.differences += compare_process(b.finished, a.finished, b.process, prefix_only=bool(raised),
                                                renamed=verdict.renamed)
     set_apart_live_counts(verdict, live)
+    set_apart_unread(verdict, unread)
     verdict.compared = compared_text(pairs, verdict.set_apart)
     if raised:
         verdict.status = "undecidable"
@@ -235,6 +252,7 @@ def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 
     """
     from jaxmigrate.verify._layout import project_root
     from jaxmigrate.verify._livecounts import not_reproduced
+    from jaxmigrate.verify._unread import unread_globals
     from jaxmigrate.verify.legacy_env import choose
 
     start = time.monotonic()
@@ -256,6 +274,8 @@ def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 
                                    timeout=timeout, legacy=legacy.ran(runs["before"]), legacy_asked=legacy_jax)
     if legacy.python is None:  # the emulation: its live-buffer counts are not JAX 0.4's
         options["live"] = not_reproduced(before, after)
+    with open(before, encoding="utf-8", errors="replace") as f:
+        options["unread"] = unread_globals(f.read())
     verdict = decide(runs, seconds=time.monotonic() - start, **options)
     if recheck and verdict.status == "divergent":  # a difference: is it the program's own randomness?
         remove_created(runs)  # the second run starts from the tree as the first did
