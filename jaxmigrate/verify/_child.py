@@ -158,13 +158,15 @@ def main(argv=None) -> None:
                                           path_entries=args.path_entry)
     times["run"] = time.time()
 
+    from jaxmigrate.verify import observe
     from jaxmigrate.verify._files import observe_files
-    from jaxmigrate.verify.observe import observe_globals
+
+    observe.RENAMED[:] = _written.temporary_names()  # the program's temporary folders, by their order
 
     result = {
         "side": args.side, "process": args.process_id, "calls": calls,
-        "globals": observe_globals(namespace), "exception": exception, "times": times,
-        "files": observe_files(workdir), "outside": _written.outside(),
+        "globals": observe.observe_globals(namespace), "exception": exception, "times": times,
+        "files": {**observe_files(workdir), **_written.temporary_files()}, "outside": _written.outside(),
         "deprecations": deprecations(caught),
         "redirected": redirected, "foreign": _origin.foreign(), "jax_version": jax.__version__,
     }

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numbers
 import sys
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -23,6 +23,7 @@ MAX_ITEMS = 1000  # containers larger than this are observed by their length onl
 MAX_DEPTH = 6
 
 _positions: Optional[Dict[Any, int]] = None
+RENAMED: List[Tuple[str, str]] = []  # (path, name) of the program's temporary folders (``_written``)
 
 
 def _device_position(device) -> int:
@@ -158,6 +159,8 @@ def observe(value, depth: int = 0) -> Dict[str, Any]:
         if isinstance(value, (bool, numbers.Number)) and not isinstance(value, np.generic):
             return {"kind": "number", "type": type(value).__name__, "value": value}
         if isinstance(value, str):
+            for path, name in RENAMED:
+                value = value.replace(path, name)
             return {"kind": "str", "value": value}
         if value is None:
             return {"kind": "none"}
