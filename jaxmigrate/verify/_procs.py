@@ -263,6 +263,11 @@ class _Side:
 def run_launches(launches: Dict[str, Launch], *, processes: int, timeout: float) -> Dict[str, List[ProcessRun]]:
     """Start every side (``{side: launch}``) at once, each in ``processes`` processes; wait for
     all (at most ``timeout`` seconds); their process runs by side."""
+    with _reaper.busy():
+        return _run_launches(launches, processes=processes, timeout=timeout)
+
+
+def _run_launches(launches: Dict[str, Launch], *, processes: int, timeout: float) -> Dict[str, List[ProcessRun]]:
     sides: List[_Side] = []
     try:
         timed_out = False

@@ -11,7 +11,10 @@
   ``process_group=0``) is given to the verifier, not to init, so it can still be found and ended.
 - ``descendants`` / ``orphans`` / ``end``: the processes below a side's processes (read from
   ``/proc/<pid>/task/*/children``), the verifier's children it never started, and killing them,
-  each named by pid and start time (a pid reused by another process is left alone).
+  each named by pid and start time (a pid reused by another process is left alone). Orphans are
+  looked for only while nothing else in this process starts processes (``busy``: one
+  verification, no venv build, at a time): another thread's child, just forked and not yet in
+  ``STARTED``, would look like one.
 
 The standard library only (``_channel`` imports it in children before anything else).
 """
@@ -21,14 +24,33 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
-from typing import Dict, Iterable, Optional, Set
+from contextlib import contextmanager
+from typing import Dict, Iterable, Iterator, Optional, Set
 
 _LINUX = sys.platform.startswith("linux")
 _PR_SET_DUMPABLE, _PR_CAPBSET_DROP, _PR_SET_CHILD_SUBREAPER = 4, 24, 36
 _CAP_SYS_PTRACE = 19
 _CAP_VERSION_3 = 0x20080522
 STARTED: Set[int] = set()  # the processes this process started itself (sides, the keeper): never orphans
+
+
+class _Busy:
+    lock = threading.Lock()
+    count = 0  # verifications (and venv builds) under way in this process
+
+
+@contextmanager
+def busy() -> Iterator[None]:
+    """Around anything of the verifier's that starts processes (see ``orphans``)."""
+    with _Busy.lock:
+        _Busy.count += 1
+    try:
+        yield
+    finally:
+        with _Busy.lock:
+            _Busy.count -= 1
 
 
 def _libc():
@@ -119,8 +141,11 @@ def descendants(roots: Iterable[int]) -> Dict[int, int]:
 
 def orphans(since: int) -> Dict[int, int]:
     """This process's children it did not start (orphans given to it as subreaper) that started
-    at ``since`` or later: pid -> start time."""
-    found = {}
+    at ``since`` or later: pid -> start time. None while another verification of this process
+    (another thread's) may be starting one."""
+    found: Dict[int, int] = {}
+    if _Busy.count > 1:
+        return found
     for pid in children(os.getpid()) - STARTED:
         start = start_time(pid)
         if start is not None and start >= since:

@@ -99,7 +99,9 @@ def ensure(version: str, build: bool = True) -> Tuple[Optional[str], str]:
     if base is None:
         return None, f"no Python 3.9-3.11 to make an environment for JAX {version} with"
     venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / f"{version}.lock", "w") as lock:
+    from jaxmigrate.verify._reaper import busy
+
+    with busy(), open(venv.parent / f"{version}.lock", "w") as lock:  # busy: its pip is no verifier's orphan
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time (another process may be building it)
         if marker.exists() and python.exists():
             return str(python), f"cached in {venv}"
