@@ -300,12 +300,24 @@ def choose(option: str, paths: Sequence[str], project: Optional[str], processes:
     return LegacySide(python, version, f"{why}; {note}")
 
 
+def _version(text: str) -> str:
+    if not re.fullmatch(r"\d+\.\d+\.\d+", text):
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"not a JAX version (X.Y.Z): {text!r}")
+    return text
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m jaxmigrate.verify.legacy_env VERSION...``: build (or find) each environment."""
-    versions = list(argv if argv is not None else sys.argv[1:])
-    if not versions:
-        print("usage: python -m jaxmigrate.verify.legacy_env VERSION...", file=sys.stderr)
-        return 2
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m jaxmigrate.verify.legacy_env",
+        description="Build (or find) the cached virtual environment of each real JAX version that "
+                    "`jaxmigrate verify --legacy-jax VERSION` runs the before side on.")
+    parser.add_argument("versions", nargs="+", type=_version, metavar="VERSION", help="a JAX release, 0.4.13 or later")
+    versions = parser.parse_args(argv).versions
     code = 0
     for version in versions:
         python, note = ensure(version)
