@@ -48,6 +48,11 @@ KNOWN: Dict[Tuple[str, int], str] = {
                         "this process's arrays to global ones) leaves the donated state alive, so the program's "
                         "`assert old.is_deleted()` fails on the before side; the migration's helper deletes it "
                         "(tests/test_pmap_programs.py has the smallest such pair, DIVERGENT)",
+    ("migration_guide_gda", 1): "its leak check is compared since issue 40 (the verifier no longer keeps arrays "
+                                "alive): the migration binds the inputs it converts with "
+                                "host_local_array_to_global_array to module globals (`array2`, `array3`), which stay "
+                                "alive, so the program's own count of live buffers created (`created`) is 33 where the "
+                                "original's is 17 (8 devices x 2 arrays more): a real difference of the migrated program",
 }
 
 # programs whose migration leaves findings (strict too)
