@@ -22,7 +22,9 @@ def test_unread_globals_are_those_nothing_loads():
     assert unread_globals("for i in range(3):\n    print(i)\n") == set()  # printed
     assert unread_globals("n = 1\nn += 1\n") == set()  # an augmented assignment reads it
     assert unread_globals("t = 1\ndef g():\n    return t\n") == set()  # read in a function
-    assert unread_globals("def g():\n    global z\n    z = 1\ng()\n") == {"z"}
+    assert unread_globals("def g():\n    global z\n    z = 1\ng()\n") == set()  # a result: compared
+    assert unread_globals("r = f()\n") == set()  # a result nothing reads is still compared
+    assert unread_globals("with lock() as held:\n    x = f(x)\n") == {"held"}
     assert unread_globals("a = 1\nprint(globals()['a'])\n") == set()  # reached by name: none unread
     assert unread_globals("a = 1\nimport __main__\nprint(__main__.a)\n") == set()
     assert unread_globals("a = (\n") == set()  # not parsed: none
