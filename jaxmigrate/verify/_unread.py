@@ -3,8 +3,8 @@
 A global the BEFORE side has and the AFTER side lacks is a difference when something the
 program computed or printed could depend on it. Read in the before file's source (``ast``
 only): a name is **unread** when the file binds it only as the variable of a ``for`` loop or a
-``with ... as`` (at module level, or with ``global`` in a function) and nothing in the file loads it
-(a name an assignment binds is a result the program made, compared whether or not it is read): no ``Name`` read of it anywhere (module level,
+``with ... as`` and nothing in the file loads it (a name an assignment binds is a result the
+program made, compared whether or not it is read): no ``Name`` read of it anywhere (module level,
 functions, classes, comprehensions, the right-hand side of its own assignment), no augmented
 assignment to it (``i += 1`` reads ``i``), no attribute of that name (``__main__.i`` from an
 imported module of the program's). Whatever the program computed from such a
