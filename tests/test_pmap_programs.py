@@ -115,10 +115,9 @@ donated = state.is_deleted()
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="with several processes the legacy runtime's pmap (the installed JAX's, which "
-                   "converts this process's arrays to global ones) leaves the donated state alive (`donated` False), "
-                   "where the migration's helper deletes it (True; True on one process on both sides): DIVERGENT, "
-                   "'global `state` (process 0): deleted differs'")
 def test_a_donated_state_on_two_processes_is_equivalent(tmp_path):
+    """Both sides delete the donated state. Before issue 40 the legacy side left it alive (`donated`
+    False: DIVERGENT): the verifier, reading the pmap output `state`, made JAX keep a single-device
+    array per shard alive with it, so its buffers could not be donated; it now reads a copy."""
     verdict = _verified_on_two_processes(tmp_path, DONATED)
     assert verdict.status == "equivalent", render_text(verdict)

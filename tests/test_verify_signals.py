@@ -1,6 +1,6 @@
 """`jaxmigrate verify` ended from outside (issue 26): SIGTERM (how CI cancels a job), SIGINT
 (Ctrl-C) and SIGKILL sent to the verify process while both sides busy-loop, each with a
-`sleep 600` of its own in the background. No process of verify (its sides' processes, their
+`sleep 600` of its own in the background and one in a session of its own. No process of verify (its sides' processes, their
 children, anything it started) survives it by more than a second, its temporary folders are
 gone, and the exit code is 128 + the signal (130 for Ctrl-C; 1 is verify's "divergent")."""
 
@@ -27,6 +27,7 @@ import os
 import subprocess
 
 subprocess.Popen(["sleep", "600"])  # a child of the side's process, in its process group
+subprocess.Popen(["sleep", "600"], start_new_session=True)  # one that left the group and the session
 mark = os.path.join({marks!r}, "{side}." + str(os.getpid()))
 with open(mark + ".tmp", "w") as f:
     f.write(os.getcwd())
@@ -71,6 +72,7 @@ def _start(args, temp: Path, marks: Path) -> subprocess.Popen:
     deadline = time.monotonic() + 120
     while len(list(marks.glob("*.*[0-9]"))) < 2 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
+    time.sleep(2.0)  # the verifier notes the processes below each side every 0.1 s: it has seen the sleeps
     return proc
 
 
@@ -89,7 +91,7 @@ def test_verify_ended_by_a_signal_leaves_nothing_running(tmp_path, signum):
         assert len(list(marks.glob("*.*[0-9]"))) == 2, "the sides did not start"
         seen = _descendants(proc.pid)
         side_pids = {int(m.name.rsplit(".", 1)[1]) for m in marks.glob("*.*[0-9]")}
-        assert side_pids <= seen and len(seen) >= 4, (side_pids, seen)  # two sides, two sleeps
+        assert side_pids <= seen and len(seen) >= 6, (side_pids, seen)  # two sides, four sleeps
         scratch = [Path(m.read_text()) for m in marks.glob("*.*[0-9]")]
         os.kill(proc.pid, signum)
         out, err = proc.communicate(timeout=60)

@@ -5,7 +5,7 @@ environment, in a scratch working folder of its own (``_layout``). In order: imp
 several processes ``jax.distributed.initialize`` on 127.0.0.1 (the script's own call then does
 nothing); the legacy runtime on the before side; the recorder (``_recorder``); the global
 generators seeded; the script, run as ``__main__`` the way its project runs it (``--module``
-for a package module, ``--path-entry`` first on sys.path); then its observations are pickled to
+for a package module, ``--path-entry`` first on sys.path); then its observations are written as plain data to
 the open file ``--out-fd`` (``_channel``: a file with no name the verifier gave it): every
 compiled call's value and donated inputs in call order, the observable module globals at exit,
 the files written in the working folder (and where it wrote outside it: ``_written``), and the
@@ -25,7 +25,7 @@ import types
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
-from jaxmigrate.verify._channel import bind_to_parent, write_result
+from jaxmigrate.verify._channel import bind_to_parent, keep_private, write_result
 
 
 def _drop_working_dir_from_path() -> None:
@@ -114,6 +114,7 @@ def main(argv=None) -> None:
     parser.add_argument("--module", help="run as `python -m MODULE` (a package module)")
     parser.add_argument("--path-entry", action="append", default=[], help="first on sys.path, in order")
     args = parser.parse_args(argv)
+    keep_private(args.out_fd)
     workdir = os.getcwd()
     _drop_working_dir_from_path()
     from jaxmigrate.verify import _origin
@@ -157,13 +158,15 @@ def main(argv=None) -> None:
                                           path_entries=args.path_entry)
     times["run"] = time.time()
 
+    from jaxmigrate.verify import observe
     from jaxmigrate.verify._files import observe_files
-    from jaxmigrate.verify.observe import observe_globals
+
+    observe.RENAMED[:] = _written.temporary_names()  # the program's temporary folders, by their order
 
     result = {
         "side": args.side, "process": args.process_id, "calls": calls,
-        "globals": observe_globals(namespace), "exception": exception, "times": times,
-        "files": observe_files(workdir), "outside": _written.outside(),
+        "globals": observe.observe_globals(namespace), "exception": exception, "times": times,
+        "files": {**observe_files(workdir), **_written.temporary_files()}, "outside": _written.outside(),
         "deprecations": deprecations(caught),
         "redirected": redirected, "foreign": _origin.foreign(), "jax_version": jax.__version__,
     }

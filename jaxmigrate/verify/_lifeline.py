@@ -9,7 +9,8 @@
   started (``nohup``, a shell's background job) stays ignored.
 - **The keeper** (``_keeper``, for SIGKILL and every other end no handler sees): a small process
   of its own session, started with the first group or folder, told each process group and
-  temporary folder as it is made and as it is gone, through a pipe only this process writes.
+  temporary folder as it is made and as it is gone (and each process seen below a side's, by
+  pid and start time), through a pipe only this process writes.
   When this process ends the pipe's end of file tells it to kill the groups and remove the
   folders still listed. A forked child closes its copy of the pipe (``os.register_at_fork``).
   The sides' own processes die with the verifier too (``_channel.bind_to_parent``).
@@ -27,6 +28,8 @@ import tempfile
 import threading
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional, Set, Tuple
+
+from jaxmigrate.verify import _reaper
 
 _KEEPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_keeper.py")
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -117,6 +120,7 @@ class _Keeper:
             self.process = subprocess.Popen([sys.executable, "-I", "-S", _KEEPER], stdin=read,
                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
                                             start_new_session=True)
+            _reaper.STARTED.add(self.process.pid)
         except OSError:
             os.close(write)
             return
@@ -172,6 +176,16 @@ def track_group(pgid: int) -> None:
 
 def forget_group(pgid: int) -> None:
     _keeper.tell("-", "g", str(pgid))
+
+
+def track_process(pid: int, start: int) -> None:
+    """A process below a side's (``_reaper``), by pid and start time: killed by the keeper if
+    this process dies first, whatever group or session it moved to."""
+    _keeper.tell("+", "p", f"{pid}:{start}")
+
+
+def forget_process(pid: int, start: int) -> None:
+    _keeper.tell("-", "p", f"{pid}:{start}")
 
 
 def _hex(path: str) -> str:

@@ -6,7 +6,7 @@ side's tree are pointed at this side's (``_origin``); with several processes
 Before each test: the global generators are seeded. Per test id it records the outcome
 (passed / failed / error / skipped), the first error lines, and every compiled call's
 observation made during the test's setup, call and teardown; collection errors by node id.
-At the end of the session all of it is pickled to the open file ``$JAXMIGRATE_VERIFY_OUT_FD``
+At the end of the session all of it is written as plain data to the open file ``$JAXMIGRATE_VERIFY_OUT_FD``
 (``_channel``: a file with no name the verifier gave it). Before all that, the process ties its
 life to the verifier's (``_channel.bind_to_parent``).
 """
@@ -62,6 +62,7 @@ def _set_up() -> None:
 
 if _OUT_FD:
     _channel.bind_to_parent()
+    _channel.keep_private(int(_OUT_FD))
     _set_up()
 
 

@@ -4,7 +4,12 @@ Each side runs in ``processes`` fresh Python processes, all sides at once, each 
 own session so that a time-out (or the end of its side) kills its whole process group. Only the
 loopback interface is used (the coordinator of a multi-process side listens on 127.0.0.1 at a
 free port). Nothing outlives ``run_launches``, nor the verifier (``_lifeline``: signals, the
-keeper; ``_channel.bind_to_parent`` in each process).
+keeper; ``_channel.bind_to_parent`` in each process): the verifier is a child subreaper and
+not dumpable (``_reaper``); while a side runs, the processes below its processes are noted
+(and told to the keeper) at every turn of the wait, and when it ends they are killed with its
+process groups, also those that left the group or the session, and then every orphan the
+verifier was given since the side started. Each process's output goes through a pipe, its
+first and last megabyte kept (``_capture``).
 
 Each side has a folder of its own (mode 0700, made apart from the other side's, so that no
 folder above a side's holds the other's), with a folder per process: its scratch working
@@ -22,12 +27,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, List, Optional, Tuple, cast
+from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple, cast
 
-from jaxmigrate.verify import _channel, _lifeline
+from jaxmigrate.verify import _capture, _channel, _lifeline, _reaper
+from jaxmigrate.verify._reaper import group_of
 
 GRACE_SECONDS = 2.0  # a side whose observations are all written (or that already failed) gets this long to exit
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
@@ -46,6 +51,17 @@ class ProcessRun:
     result: Optional[Dict[str, Any]] = None
     output: str = ""
     timed_out: bool = False
+    malformed: str = ""  # why results it wrote could not be read as plain data (a program writing there)
+
+    def ended(self, timeout: float) -> Optional[str]:
+        """Why it gave no results, when the verifier knows more than its exit status."""
+        if self.timed_out:
+            return f"timed out after {timeout:g} s"
+        if self.malformed:
+            return f"wrote results that are not the verifier's plain data, not read ({self.malformed})"
+        if self.returncode == _channel.DISK_FULL:
+            return "could not write its results: no space left on the device (the disk is full)"
+        return None
 
     @property
     def finished(self) -> Dict[str, Any]:
@@ -110,6 +126,18 @@ def script_launch(side: str, script: str, filename: str, processes: int, env: Di
     return launch
 
 
+class _Verifier:
+    hardened = False
+
+
+def _harden_verifier() -> None:
+    """Once per process: not dumpable, and the subreaper of what the sides start (``_reaper``)."""
+    if not _Verifier.hardened:
+        _reaper.protect_self()
+        _reaper.become_subreaper()
+        _Verifier.hardened = True
+
+
 class _Side:
     def __init__(self, side: str, processes: int):
         self.side = side
@@ -117,27 +145,47 @@ class _Side:
         self.runs = [ProcessRun(side, i) for i in range(processes)]
         self.folder = _lifeline.make_folder(f"jaxmigrate-verify-{side}-")
         self.outs: List[IO[bytes]] = []  # result files, without a name (``_channel``)
-        self.logs: List[IO[bytes]] = []  # standard output and error, without a name
+        self.logs: List[_capture.Capture] = []  # standard output and error, through pipes
         self.procs: List[subprocess.Popen] = []
+        self.below: Dict[int, int] = {}  # processes seen below the side's processes: pid -> start time
+        self.since: Optional[int] = None  # the start time of its first process
         self.done_at: Optional[float] = None
         self.killed = False
 
     def start(self, launch: Launch) -> None:
+        _harden_verifier()
         port = free_port() if self.processes > 1 else 0
         for i in range(self.processes):
             folder = Path(self.folder) / f"p{i}"
             folder.mkdir(mode=0o700)
             self.outs.append(tempfile.TemporaryFile())
-            self.logs.append(tempfile.TemporaryFile())
+            self.logs.append(_capture.Capture())
             out = self.outs[i].fileno()
             cmd, cwd, env = launch(i, port, folder, out)
             env = dict(env, **{_channel.PARENT_ENV: str(os.getpid())})
             with _lifeline.uninterrupted():  # started and known to the keeper, or not started
                 self.procs.append(subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                                   stdout=self.logs[i], stderr=subprocess.STDOUT, pass_fds=(out,),
-                                                   start_new_session=True))
+                                                   stdout=self.logs[i].write_fd, stderr=subprocess.STDOUT,
+                                                   pass_fds=(out,), start_new_session=True))
+                _reaper.STARTED.add(self.procs[-1].pid)
                 _lifeline.track_group(self.procs[-1].pid)
+            self.logs[i].started()
             self.runs[i].pid = self.procs[-1].pid
+            if self.since is None:
+                self.since = _reaper.start_time(self.procs[-1].pid) or 0
+
+    def watch(self) -> None:
+        """Note (and tell the keeper) the processes now below the side's processes, and the
+        orphans the verifier was given since the side started."""
+        if self.killed:
+            return
+        seen = _reaper.descendants(p.pid for p in self.procs)
+        seen.update(_reaper.orphans(self.since or 0))
+        for pid, start in seen.items():
+            if self.below.get(pid) != start:
+                with _lifeline.uninterrupted():
+                    self.below[pid] = start
+                    _lifeline.track_process(pid, start)
 
     def written(self, i: int) -> bool:
         return _channel.result_written(self.outs[i].fileno())
@@ -154,13 +202,20 @@ class _Side:
             return time.monotonic() - self.done_at > GRACE_SECONDS
         return False
 
-    def kill(self, timed_out: bool) -> None:
+    def claims(self, pid: int) -> bool:
+        """Whether ``pid`` was seen below this side, or is in one of its process groups."""
+        return pid in self.below or group_of(pid) in {p.pid for p in self.procs}
+
+    def kill(self, timed_out: bool, others: Sequence["_Side"] = ()) -> None:
         """Kill each process's whole group, also of a process that exited: what it started in
-        the background (a server, a ``sleep``) is still there, holding its output file open.
+        the background (a server, a ``sleep``) is still there, holding its output file open;
+        then every process seen below them, and the orphans the verifier was given since the
+        side started that no side still running (``others``) claims.
         Once only: a group id is not signalled again after its processes are gone."""
         if self.killed:
             return
         with _lifeline.uninterrupted():
+            self.watch()  # what is below now, whatever group or session it is in
             self.killed = True
             for run, proc in zip(self.runs, self.procs):
                 if proc.poll() is None:
@@ -169,32 +224,50 @@ class _Side:
                     os.killpg(proc.pid, signal.SIGKILL)  # the group outlives its leader while it has members
                 except (ProcessLookupError, PermissionError):  # empty: nothing left
                     pass
+            _reaper.end(self.below)
             for proc in self.procs:
                 proc.wait()
                 _lifeline.forget_group(proc.pid)
+                _reaper.STARTED.discard(proc.pid)
+            for _ in range(100):  # orphans given to the verifier: what a killed process had just started
+                left = {pid: start for pid, start in _reaper.orphans(self.since or 0).items()
+                        if not any(o.claims(pid) for o in others if not o.killed)}
+                if not left:
+                    break
+                _reaper.end(left)
+            for pid, start in self.below.items():
+                _lifeline.forget_process(pid, start)
+            _capture.drain(self.logs)
 
     def collect(self) -> List[ProcessRun]:
         for run, proc, out, log in zip(self.runs, self.procs, self.outs, self.logs):
             run.returncode = proc.returncode
-            log.seek(0)
-            run.output = log.read().decode(errors="replace")
+            run.output = log.text()
             if self.written(run.process):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", DeprecationWarning)  # numpy 1.x pickles (a real legacy JAX's venv)
+                try:
                     run.result = _channel.read_result(out.fileno())
+                except ValueError as exc:  # not what the child writes: the program wrote there
+                    run.malformed = str(exc)
         return self.runs
 
     def close(self) -> None:
         """Its files closed, its folder removed."""
         with _lifeline.uninterrupted():
-            for f in self.outs + self.logs:
+            for f in self.outs:
                 f.close()
+            for log in self.logs:
+                log.close()
             _lifeline.remove_folder(self.folder)
 
 
 def run_launches(launches: Dict[str, Launch], *, processes: int, timeout: float) -> Dict[str, List[ProcessRun]]:
     """Start every side (``{side: launch}``) at once, each in ``processes`` processes; wait for
     all (at most ``timeout`` seconds); their process runs by side."""
+    with _reaper.busy():
+        return _run_launches(launches, processes=processes, timeout=timeout)
+
+
+def _run_launches(launches: Dict[str, Launch], *, processes: int, timeout: float) -> Dict[str, List[ProcessRun]]:
     sides: List[_Side] = []
     try:
         timed_out = False
@@ -204,13 +277,17 @@ def run_launches(launches: Dict[str, Launch], *, processes: int, timeout: float)
                     sides.append(_Side(side, processes))
                 sides[-1].start(launch)
             deadline = time.monotonic() + timeout
+            turn = 0
             while True:
+                turn += 1
                 for s in sides:
+                    if turn % 5 == 1:  # every 0.1 s or so
+                        s.watch()
                     if not s.killed and s.settled():  # a side done: its background processes go now
-                        s.kill(timed_out=False)
+                        s.kill(timed_out=False, others=[o for o in sides if o is not s])
                 if all(s.killed for s in sides) or time.monotonic() > deadline:
                     break
-                time.sleep(0.02)
+                _capture.pump([log for s in sides for log in s.logs], 0.02)
             timed_out = time.monotonic() > deadline
         finally:
             with _lifeline.uninterrupted():  # a signal now is acted on once every side is killed

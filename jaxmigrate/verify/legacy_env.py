@@ -99,7 +99,9 @@ def ensure(version: str, build: bool = True) -> Tuple[Optional[str], str]:
     if base is None:
         return None, f"no Python 3.9-3.11 to make an environment for JAX {version} with"
     venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / f"{version}.lock", "w") as lock:
+    from jaxmigrate.verify._reaper import busy
+
+    with busy(), open(venv.parent / f"{version}.lock", "w") as lock:  # busy: its pip is no verifier's orphan
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time (another process may be building it)
         if marker.exists() and python.exists():
             return str(python), f"cached in {venv}"
@@ -298,12 +300,24 @@ def choose(option: str, paths: Sequence[str], project: Optional[str], processes:
     return LegacySide(python, version, f"{why}; {note}")
 
 
+def _version(text: str) -> str:
+    if not re.fullmatch(r"\d+\.\d+\.\d+", text):
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"not a JAX version (X.Y.Z): {text!r}")
+    return text
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m jaxmigrate.verify.legacy_env VERSION...``: build (or find) each environment."""
-    versions = list(argv if argv is not None else sys.argv[1:])
-    if not versions:
-        print("usage: python -m jaxmigrate.verify.legacy_env VERSION...", file=sys.stderr)
-        return 2
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m jaxmigrate.verify.legacy_env",
+        description="Build (or find) the cached virtual environment of each real JAX version that "
+                    "`jaxmigrate verify --legacy-jax VERSION` runs the before side on.")
+    parser.add_argument("versions", nargs="+", type=_version, metavar="VERSION", help="a JAX release, 0.4.13 or later")
+    versions = parser.parse_args(argv).versions
     code = 0
     for version in versions:
         python, note = ensure(version)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numbers
 import sys
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -23,6 +23,7 @@ MAX_ITEMS = 1000  # containers larger than this are observed by their length onl
 MAX_DEPTH = 6
 
 _positions: Optional[Dict[Any, int]] = None
+RENAMED: List[Tuple[str, str]] = []  # (path, name) of the program's temporary folders (``_written``)
 
 
 def _device_position(device) -> int:
@@ -91,11 +92,24 @@ def _layout(sharding) -> str:
     return f"{type(sharding).__name__}(mesh {axes}, {spec_text(spec)})"
 
 
+def _unseen_copy(array):
+    """A copy of ``array`` to read: reading an array's data or shards makes JAX (0.10) keep a
+    single-device array per shard alive with it, which the program's own ``jax.live_arrays()``
+    would then count; the copy's go with the copy."""
+    import jax
+
+    try:
+        return jax.device_put(array, array.sharding, may_alias=False)
+    except Exception:  # noqa: BLE001 - a sharding device_put cannot copy to: the array itself
+        return array
+
+
 def _jax(array) -> Dict[str, Any]:
     obs: Dict[str, Any] = {"kind": "array", "shape": tuple(array.shape), "dtype": str(array.dtype)}
     if array.is_deleted():
         obs.update(deleted=True, sharding=None, data=None)
         return obs
+    array = _unseen_copy(array)
     shape = tuple(array.shape)
     indices = array.sharding.devices_indices_map(shape)
     obs["sharding"] = tuple(sorted((_device_position(d), _index(i, shape)) for d, i in indices.items()))
@@ -158,6 +172,8 @@ def observe(value, depth: int = 0) -> Dict[str, Any]:
         if isinstance(value, (bool, numbers.Number)) and not isinstance(value, np.generic):
             return {"kind": "number", "type": type(value).__name__, "value": value}
         if isinstance(value, str):
+            for path, name in RENAMED:
+                value = value.replace(path, name)
             return {"kind": "str", "value": value}
         if value is None:
             return {"kind": "none"}

@@ -196,10 +196,8 @@ def render_text(verdict, max_differences: int = 5, verbose: bool = False) -> str
                      "history): " + ", ".join(v.trusted))
     if v.unstable:
         lines.append("  left out, unstable (they differ between two runs of the before side): " + ", ".join(v.unstable))
-    if getattr(v, "not_comparable", None):
-        lines.append("  not comparable, left out (globals fed by live_buffers()/live_arrays() counts, which the "
-                     "emulated legacy side does not reproduce; --legacy-jax runs the real one):")
-        lines.extend(f"    {entry}" for entry in v.not_comparable)
+    if getattr(v, "unread", None):
+        lines.append("  bound on the before side only and never read there, not compared: " + ", ".join(v.unread))
     if getattr(v, "elsewhere", None):
         lines.append("  written outside the working folder, not compared: " + ", ".join(v.elsewhere))
     for d in v.differences[:max_differences]:

@@ -46,14 +46,13 @@ class Verdict:
     trusted: List[str] = field(default_factory=list)
     legacy: str = ""  # which JAX the before side ran on (a real one in a venv, or the emulation) and why
     legacy_asked: str = "emulated"  # the --legacy-jax option
-    # globals fed by live-buffer counts that differ under the emulation: listed, neither a difference nor compared
-    not_comparable: List[str] = field(default_factory=list)
+    # globals only the before side binds, which it never reads (``_unread``): listed, not a difference
+    unread: List[str] = field(default_factory=list)
     # files written outside the working folder and not compared (elsewhere; in the project, not shared by both sides)
     elsewhere: List[str] = field(default_factory=list)
     # the program's own output (its stdout and stderr, interleaved), per side and process: shown with -v
     output: List[Dict[str, Any]] = field(default_factory=list)
     runs: List[ProcessRun] = field(default_factory=list, repr=False)
-    set_apart: Set[Tuple[int, str]] = field(default_factory=set, repr=False)  # (process, where) not comparable
 
     @property
     def exit_code(self) -> int:
@@ -67,7 +66,7 @@ class Verdict:
             "seconds": round(self.seconds, 3), "compared": self.compared,
             "differences": [d.to_dict() for d in self.differences], "errors": self.errors,
             "deprecations": self.deprecations, "unstable": self.unstable, "renamed": self.renamed,
-            "trusted": self.trusted, "legacy": self.legacy, "not_comparable": self.not_comparable,
+            "trusted": self.trusted, "legacy": self.legacy, "unread": self.unread,
             "elsewhere": self.elsewhere, "output": self.output,
         }
 
@@ -107,25 +106,22 @@ def program_output(runs: List[ProcessRun]) -> List[Dict[str, Any]]:
 def _failure(run: ProcessRun, timeout: float) -> Optional[str]:
     if run.result is not None:
         return None
-    if run.timed_out:
-        what = f"timed out after {timeout:g} s"
-    elif run.returncode is not None and run.returncode < 0:
+    what = run.ended(timeout)
+    if not what and run.returncode is not None and run.returncode < 0:
         what = f"was killed by signal {-run.returncode}"
-    else:
-        what = f"exited with code {run.returncode} without observations"
+    what = what or f"exited with code {run.returncode} without observations"
     tail = "\n".join(run.output.strip().splitlines()[-15:])
     return f"the {run.side} side (process {run.process}) {what}" + (f":\n{tail}" if tail else "")
 
 
-def set_apart_live_counts(verdict: Verdict, live: AbstractSet[str]) -> None:
-    """Differences of globals fed by live-buffer counts (``_livecounts``; given only when the
-    before side is emulated) are not comparable: moved from the differences to their own list."""
+def set_apart_unread(verdict: Verdict, unread: AbstractSet[str]) -> None:
+    """A global only the before side has, which it never reads (``_unread``), is listed, not a
+    difference: nothing the program computed or printed depends on it."""
     kept = []
     for d in verdict.differences:
         name = d.where[len("global `"):-1] if d.where.startswith("global `") else None
-        if name in live and d.what != "not defined after":
-            verdict.set_apart.add((d.process, d.where))
-            verdict.not_comparable.append(f"{d.where} (process {d.process}): before {d.before}, after {d.after}")
+        if name in unread and d.what == "not defined after":
+            verdict.unread.append(f"`{name}`" + (f" (process {d.process})" if d.process else "") + f": {d.before}")
         else:
             kept.append(d)
     verdict.differences = kept
@@ -133,9 +129,9 @@ def set_apart_live_counts(verdict: Verdict, live: AbstractSet[str]) -> None:
 
 def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, devices: int, processes: int,
            timeout: float, seconds: float, legacy: str = "", legacy_asked: str = "emulated",
-           live: AbstractSet[str] = frozenset()) -> Verdict:
-    """The verdict on both sides' runs. ``live``: globals fed by live-buffer counts, which the
-    emulated before side cannot reproduce (not comparable when they differ)."""
+           unread: AbstractSet[str] = frozenset()) -> Verdict:
+    """The verdict on both sides' runs. ``unread``: the globals the before file never reads
+    (listed, not a difference, when the after side lacks them)."""
     verdict = Verdict("equivalent", "", before, after, devices, processes, seconds,
                       runs=runs["before"] + runs["after"], legacy=legacy, legacy_asked=legacy_asked)
     verdict.output = program_output(verdict.runs)
@@ -166,8 +162,8 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
     for b, a in pairs:
         verdict.differences += compare_process(b.finished, a.finished, b.process, prefix_only=bool(raised),
                                                renamed=verdict.renamed)
-    set_apart_live_counts(verdict, live)
-    verdict.compared = compared_text(pairs, verdict.set_apart)
+    set_apart_unread(verdict, unread)
+    verdict.compared = compared_text(pairs)
     if raised:
         verdict.status = "undecidable"
         under = "the legacy runtime" if not verdict.legacy.startswith("real") else verdict.legacy.split(" (")[0]
@@ -177,7 +173,7 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         if after_exc:
             verdict.errors.append(f"the after side raised too: {after_exc['type']}: {after_exc['message']}")
         return verdict
-    _conclude(verdict, nothing=not any(_observed(b.finished, a.finished, b.process, verdict.set_apart) for b, a in pairs))
+    _conclude(verdict, nothing=not any(_observed(b.finished, a.finished, b.process) for b, a in pairs))
     return verdict
 
 
@@ -236,7 +232,7 @@ def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 
     ``emulated``, ``auto`` or a JAX version for the before side (``legacy_env``).
     """
     from jaxmigrate.verify._layout import project_root
-    from jaxmigrate.verify._livecounts import not_reproduced
+    from jaxmigrate.verify._unread import unread_globals
     from jaxmigrate.verify.legacy_env import choose
 
     start = time.monotonic()
@@ -256,8 +252,8 @@ def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 
                                                                legacy_python=legacy.python)["after"]}
     options: Dict[str, Any] = dict(before=before_name, after=after_name, devices=devices, processes=processes,
                                    timeout=timeout, legacy=legacy.ran(runs["before"]), legacy_asked=legacy_jax)
-    if legacy.python is None:  # the emulation: its live-buffer counts are not JAX 0.4's
-        options["live"] = not_reproduced(before, after)
+    with open(before, encoding="utf-8", errors="replace") as f:
+        options["unread"] = unread_globals(f.read())
     verdict = decide(runs, seconds=time.monotonic() - start, **options)
     if recheck and verdict.status == "divergent":  # a difference: is it the program's own randomness?
         remove_created(runs)  # the second run starts from the tree as the first did
@@ -280,15 +276,14 @@ def unstable_observations(first: List[ProcessRun], second: List[ProcessRun]) -> 
 
 def drop_unstable(verdict: Verdict, first: List[ProcessRun], second: List[ProcessRun]) -> None:
     """Leave the observations that differ between two runs of the before side out; list them."""
-    unstable = unstable_observations(first, second) - verdict.set_apart
+    unstable = unstable_observations(first, second)
     if not unstable:
         return
     verdict.unstable = [f"{where} (process {process})" for process, where in sorted(unstable)]
     verdict.differences = [d for d in verdict.differences if (d.process, d.where) not in unstable]
     pairs = list(zip(first, [r for r in verdict.runs if r.side == "after"]))
-    left_out = unstable | verdict.set_apart
-    stable = sum(_observed(b.finished, a.finished, b.process, left_out) for b, a in pairs)
-    verdict.compared = compared_text(pairs, left_out)
+    stable = sum(_observed(b.finished, a.finished, b.process, unstable) for b, a in pairs)
+    verdict.compared = compared_text(pairs, unstable)
     _conclude(verdict, nothing=stable <= 0)
     if verdict.status == "undecidable":
         verdict.reason = "nothing stable was compared: every observation differed between two runs of the before side"

@@ -81,8 +81,7 @@ def _launch(side: str, folder: str, pytest_args: Sequence[str], processes: int, 
 def _failure(run: ProcessRun, timeout: float) -> Optional[str]:
     if run.result is not None:
         return None
-    what = (f"timed out after {timeout:g} s" if run.timed_out
-            else f"exited with code {run.returncode} before the end of its session")
+    what = run.ended(timeout) or f"exited with code {run.returncode} before the end of its session"
     tail = "\n".join(run.output.strip().splitlines()[-15:])
     return f"the {run.side} suite (process {run.process}) {what}" + (f":\n{tail}" if tail else "")
 
