@@ -141,10 +141,11 @@ def descendants(roots: Iterable[int]) -> Dict[int, int]:
 
 def orphans(since: int) -> Dict[int, int]:
     """This process's children it did not start (orphans given to it as subreaper) that started
-    at ``since`` or later: pid -> start time. None while another verification of this process
-    (another thread's) may be starting one."""
+    at ``since`` or later: pid -> start time. None while another thread of this process (another
+    verification, a test's thread pool) may be starting one: a child it started a moment ago is
+    not in ``STARTED`` yet (two verifications at once, each in a thread, killed each other's sides)."""
     found: Dict[int, int] = {}
-    if _Busy.count > 1:
+    if _Busy.count > 1 or threading.active_count() > 1:  # another thread may be starting a process now
         return found
     for pid in children(os.getpid()) - STARTED:
         start = start_time(pid)
