@@ -19,7 +19,7 @@ import os
 import time
 from typing import List, Optional, Sequence, Tuple
 
-from jaxmigrate.engine.cache import RACY_NS, Cache
+from jaxmigrate.engine.cache import RACY_NS, Cache, stat_of
 from jaxmigrate.engine.discovery import Seen, walk_files
 
 
@@ -59,7 +59,7 @@ def _unchanged(known) -> bool:
                 if stat is not None:
                     return False
                 continue
-            if stat is None or (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns) != tuple(stat):
+            if stat is None or stat_of(st) != tuple(stat):
                 return False
     except (TypeError, IndexError, ValueError):
         return False
