@@ -424,7 +424,8 @@ _BUILTINS = frozenset(dir(builtins))
 
 # Submodules that ``import jax`` makes reachable as attributes, so ``jax.sharding.Mesh`` works
 # after a plain ``import jax`` (checked against jax 0.4.x and 0.10.x).
-_JAX_ATTRIBUTE_MODULES = ("jax.sharding.", "jax.lax.", "jax.tree_util.", "jax.tree.")
+# the submodules `import jax` loads (0.4.13 and 0.10.2 both): reached as `jax.<module>.<name>`
+_JAX_ATTRIBUTE_MODULES = ("jax.sharding.", "jax.lax.", "jax.tree_util.", "jax.tree.", "jax.random.", "jax.dtypes.")
 
 
 def _same_after_moves(name: str, bound: Optional[str], qualname: str, target) -> bool:

@@ -37,6 +37,9 @@ CALLS: Dict[str, str] = {
     # barrier_wait() waited for the host callbacks to run; JAX's own barrier_wait called
     # jax.effects_barrier() once host_callback ran on io_callback (the default from 0.4.30)
     "jax.experimental.host_callback.barrier_wait": "jax.effects_barrier/no-arguments",
+    # default_prng_impl() gave the default PRNGImpl, read for its `key_shape`: the shape of a default
+    # key's data (haiku's own migration of its key check)
+    "jax.random.default_prng_impl": "jax.eval_shape/key-shape",
 }
 
 #: drop-ins to ``jax.Array`` that hold in annotations only: in an ``isinstance`` test every array
@@ -67,10 +70,28 @@ CALL_CODE: Dict[str, Tuple[Tuple[str, ...], str]] = {
     "jax.xla_computation": (
         ("jax.jit",),
         "`jax.jit(f).lower(*args)` (`.compiler_ir('hlo')`, `.cost_analysis()`)"),
+    # a comparable snapshot of JAX's trace state (haiku's JaxTraceLevel: the trace stack's levels and
+    # the sublevel, gone with the stackless tracing of 0.4.36): JAX's opaque trace state, compared
+    # with `==`, is what haiku's own migration reads
+    **{name: (("jax.extend.core.get_opaque_trace_state",),
+              "`jax.extend.core.get_opaque_trace_state()` to compare trace states (levels are gone; the state "
+              "is opaque and compares with `==`)")
+       for name in ("jax.core.thread_local_state", "jax.core.cur_sublevel")},
     # a library's own flags: JAX's deprecation (jax/_src/config.py at 0.4.20-0.4.24) says "Please
     # use other libraries for configuration instead"; what define_*_state returned had `.value`
     # and was a context manager for a block (`with flag(True):`)
     **{f"jax.config.define_{kind}_state": (
         (), "a flag of the module's own (`.value` and `with flag(v):` as before, not through `jax.config`)")
        for kind in ("bool", "enum", "int", "string")},
+}
+
+#: jaxlib's types of the functions ``jax.jit`` and ``jax.pmap`` returned, as ``jax.xla.xe`` (and
+#: ``jax.lib.xla_extension``) named them; both paths are gone. Old name -> its type at the target
+#: as code (``{jit}``: how the module names ``jax.jit``), or None where none exists: a pmapped
+#: function is a plain Python function since JAX 0.8 (pmap runs as jit of shard_map), so no type
+#: tells it apart. (Haiku's own note for the same test: ``type(jax.jit(lambda: 0))``.)
+FUNCTION_TYPES: Dict[str, Optional[str]] = {
+    f"{module}.{name}": ("type({jit}(lambda: 0))" if name != "PmapFunction" else None)
+    for module in ("jax.xla.xe", "jax.interpreters.xla.xe", "jax.lib.xla_extension", "jax._src.lib.xla_extension")
+    for name in ("CompiledFunction", "PjitFunction", "PmapFunction")
 }

@@ -18,6 +18,8 @@ GENERIC: Dict[str, str] = {
     "jax.experimental.host_callback.call": "jax.experimental.io_callback(fn, result_shape, arg)",
     "jax.experimental.host_callback.id_tap": "jax.experimental.io_callback(lambda a: tap(a, ()), None, arg, ordered=True)",
     "jax.xla_computation": "jax.jit(f).lower(*args).compiler_ir('hlo')",
+    "jax.core.thread_local_state": "jax.extend.core.get_opaque_trace_state()",
+    "jax.core.cur_sublevel": "jax.extend.core.get_opaque_trace_state()",
 }
 
 #: a library's own flag, as ``jax.config.define_*_state`` made it: ``.value``, ``with flag(v):``

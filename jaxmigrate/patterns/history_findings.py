@@ -15,11 +15,12 @@ from jaxmigrate.analysis.values import type_comparison
 from jaxmigrate.catalog.api_history import Status, Version, entry, exists, is_private, status
 from jaxmigrate.catalog.array_classes import DISTINGUISH, DISTINGUISH_NEEDS, GAINS
 from jaxmigrate.catalog.owners import owner
-from jaxmigrate.catalog.renames import CALL_CODE, CALLS, DROP_INS, TYPE_TESTS
+from jaxmigrate.catalog.renames import CALL_CODE, CALLS, DROP_INS, FUNCTION_TYPES, TYPE_TESTS
 from jaxmigrate.core.findings import Fix, FixSafety
 from jaxmigrate.patterns.api_references import Reference, references
 from jaxmigrate.patterns.array_tests import array_test, describe, use_kind
 from jaxmigrate.patterns.call_advice import call_code
+from jaxmigrate.patterns.function_types import function_type_advice
 from jaxmigrate.patterns.gda import same_answer_with_array
 from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix, rewrite_from_import, rewrite_use
 
@@ -87,7 +88,7 @@ def _message(ctx: FileContext, ref: Reference, advice: Optional[str]) -> str:
     verb = "was removed in" if st.state == "removed" else "is deprecated since"
     text = f"{what} {verb} JAX {st.version}"
     if advice:
-        text += f": use {advice}"
+        text += f"; {advice}" if advice.startswith("there is no") else f": use {advice}"
     elif st.replacement and st.replacement_since and not is_private(st.replacement) and not exists(st.replacement, ctx.target):
         text += f"; its replacement `{st.replacement}` only exists from JAX {st.replacement_since}, after the target"
     elif st.state == "removed":
@@ -102,6 +103,8 @@ def _message(ctx: FileContext, ref: Reference, advice: Optional[str]) -> str:
 def _replacement(ctx: FileContext, ref: Reference) -> Advice:
     """(what to use instead at the target, as message text; the code; the fix) for one reference."""
     st = ref.status
+    if ref.spelled in FUNCTION_TYPES and not ref.is_import and isinstance(ref.node, ast.expr):
+        return function_type_advice(ctx, ref.node, ref.spelled)
     transform = CALLS.get(st.qualname)
     if transform is not None and not ref.is_import:
         call_name, _, keyword = transform.partition("/")
@@ -113,9 +116,13 @@ def _replacement(ctx: FileContext, ref: Reference) -> Advice:
             return "its second argument (it returned it unchanged)", second, fix
         if exists(call_name, ctx.target):
             code = {"with": f"with {call_name}(...):", "with-False": f"with {call_name}(False):",
-                    "no-arguments": f"{call_name}()"}.get(keyword, f"{call_name}(..., {keyword}=True)")
+                    "no-arguments": f"{call_name}()",
+                    "key-shape": "jax.eval_shape(lambda seed: jax.random.key_data(jax.random.key(seed)), 0).shape"
+                    }.get(keyword, f"{call_name}(..., {keyword}=True)")
+            if keyword == "key-shape":
+                return f"`{code}` for its `key_shape` (the shape of a default key's data)", code, fix
             return f"`{code}`", code, fix
-    if st.qualname in CALL_CODE and st.qualname == ref.spelled:
+    if st.qualname in CALL_CODE and (ref.spelled == st.qualname or ref.spelled.startswith(st.qualname + ".")):
         needs, advice = CALL_CODE[st.qualname]
         if all(exists(name, ctx.target) for name in needs):
             return advice, call_code(ctx, st.qualname, ref.node), None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.import_text import alias_comments, render_import_from, render_without_names
@@ -202,6 +202,8 @@ def call_fix(ctx: FileContext, ref: Reference, transform: str) -> Optional[Fix]:
         arg = "False" if transform.endswith("False") else ", ".join(ctx.text(a) for a in call.args)
         return Fix("safe", edits=(ctx.replace(call, f"{text}({arg})"),), add_imports=imports,
                    drop_unused_imports=importer(ctx).root_import(call.func))
+    if transform == "jax.eval_shape/key-shape":
+        return _key_shape(ctx, call)
     if transform == "jax.effects_barrier/no-arguments":  # barrier_wait(logging_name=None): a name for logs
         if len(call.args) + len(call.keywords) > 1 or any(k.arg != "logging_name" for k in call.keywords):
             return None
@@ -210,6 +212,33 @@ def call_fix(ctx: FileContext, ref: Reference, transform: str) -> Optional[Fix]:
         return Fix("unsafe", edits=(ctx.replace(call, f"{text}()"),), add_imports=imports,
                    drop_unused_imports=importer(ctx).root_import(call.func))
     return None
+
+
+def _key_shape(ctx: FileContext, call: ast.Call) -> Optional[Fix]:
+    """``default_prng_impl().key_shape`` (or ``impl = default_prng_impl()`` read only for
+    ``impl.key_shape``): the abstract data of a default key, and its ``.shape``."""
+    if call.args or call.keywords:
+        return None
+    names = {}
+    imports: List[ImportRef] = []
+    for name in ("jax.eval_shape", "jax.random.key_data", "jax.random.key"):
+        names[name], needed = importer(ctx).reference(name, at=call, dotted=name == "jax.eval_shape")
+        imports += needed
+    data = f"{names['jax.eval_shape']}(lambda seed: {names['jax.random.key_data']}({names['jax.random.key']}(seed)), 0)"
+    drop = importer(ctx).root_import(call.func)
+    parent = ctx.parent(call)
+    if isinstance(parent, ast.Attribute) and parent.attr == "key_shape":
+        return Fix("safe", edits=(ctx.replace(parent, f"{data}.shape"),), add_imports=tuple(imports), drop_unused_imports=drop)
+    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)):
+        return None
+    bound = parent.targets[0].id
+    reads = [n for n in ctx.names(bound) if isinstance(n.ctx, ast.Load) and any(b.node is parent for b in ctx.bindings(n))]
+    attrs = [ctx.parent(n) for n in reads]
+    if not reads or not all(isinstance(a, ast.Attribute) and a.attr == "key_shape" and a.value is n
+                            for a, n in zip(attrs, reads)):
+        return None
+    edits = [ctx.replace(call, data)] + [ctx.replace(cast(ast.Attribute, a), f"{bound}.shape") for a in attrs]
+    return Fix("safe", edits=tuple(edits), add_imports=tuple(imports), drop_unused_imports=drop)
 
 
 def _needs_parens(node: ast.AST) -> bool:

@@ -31,7 +31,14 @@ class RemovedJaxName(HistoryRule):
     becomes `y`, `jax.random.shuffle(key, x)` becomes
     `jax.random.permutation(key, x, independent=True)`, and in a `with` statement
     `jax.experimental.enable_x64(v)` / `disable_x64()` become `jax.enable_x64(v)` /
-    `jax.enable_x64(False)`, and `host_callback.barrier_wait()` becomes `jax.effects_barrier()`.
+    `jax.enable_x64(False)`, `host_callback.barrier_wait()` becomes `jax.effects_barrier()`,
+    and `jax.random.default_prng_impl().key_shape` (or an `impl` read only for `.key_shape`)
+    becomes the shape of a default key's data,
+    `jax.eval_shape(lambda seed: jax.random.key_data(jax.random.key(seed)), 0).shape`.
+    jaxlib's function types (`jax.xla.xe.CompiledFunction`/`PjitFunction`, also under
+    `jax.lib.xla_extension`), which libraries test at import to refuse a jitted function, become
+    `type(jax.jit(lambda: 0))` (unsafe); `PmapFunction` has no successor (a pmapped function is
+    a plain function since 0.8.0) and is dropped from a tuple of classes (unsafe), else reported.
     A set's method on a registry that is no longer a set (`mlir.lowerable_effects.add`) is
     reported too.
 
@@ -46,7 +53,9 @@ class RemovedJaxName(HistoryRule):
     `jax.pure_callback` for a pure `fn`), `hcb.id_tap(tap, x)` →
     `jax.experimental.io_callback(lambda a: tap(a, ()), None, x, ordered=True)` (then
     `jax.effects_barrier()` where the taps must have run), `jax.xla_computation(f)(x)` →
-    `jax.jit(f).lower(x).compiler_ir('hlo')`.
+    `jax.jit(f).lower(x).compiler_ir('hlo')`; a snapshot of the trace state
+    (`jax.core.thread_local_state....trace_stack`, `jax.core.cur_sublevel()`) →
+    `jax.extend.core.get_opaque_trace_state()`, compared with `==`.
 
     The removed array classes (`DeviceArray`, `ShardedDeviceArray`, `KeyArray`/`PRNGKeyArray`)
     become `jax.Array` in annotations, in an alias only annotations use

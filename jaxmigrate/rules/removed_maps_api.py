@@ -6,8 +6,11 @@ import ast
 from typing import ClassVar, Iterator, Tuple
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.analysis.imports import importer
+from jaxmigrate.analysis.statements import delete_statement
 from jaxmigrate.catalog.moves import BY_OLD, REMOVED_MODULES
-from jaxmigrate.core.findings import Finding
+from jaxmigrate.core.findings import Finding, Fix
+from jaxmigrate.patterns.positional_semantics import deletable
 from jaxmigrate.patterns.xmap_advice import XMAP, shard_map_advice
 from jaxmigrate.prefilter import name_triggers
 from jaxmigrate.rules.base import Example, Rule, snippet
@@ -25,6 +28,12 @@ class RemovedMapsApi(Rule):
     on what changes inside the function (collectives name mesh axes; named dimensions become
     blocks).
 
+    The positional semantics (`maps._positional_semantics.val`, removed with GlobalDeviceArray in
+    JAX 0.4.7) are always global with jax.Array: a statement that saves it, sets it to
+    `_PositionalSemantics.GLOBAL` or puts the saved value back does nothing at the target, and the
+    safe fix deletes it (the module's import goes with its last use). Setting anything else stays
+    reported.
+
     ## Why is this bad?
     The `jax.experimental.maps` module was deprecated in JAX 0.4.26 and is gone in current
     releases. `xmap` is replaced by `jax.shard_map` (or `jax.jit` with shardings);
@@ -35,7 +44,7 @@ class RemovedMapsApi(Rule):
     code = "JM203"
     name = "removed-maps-api"
     summary = "`jax.experimental.maps` APIs without a direct replacement (xmap, thread_resources, ...)"
-    fix_safety = None
+    fix_safety = "safe"
     triggers, _module_parts = name_triggers(REMOVED_MODULES)
     requires: ClassVar[Tuple[Tuple[bytes, ...], ...]] = (_module_parts,)
     deprecated_in = "0.4.26"
@@ -71,6 +80,32 @@ class RemovedMapsApi(Rule):
             flagged=True,
             title="an xmap call with literal axes is reported with the shard_map call to write",
         ),
+        Example(
+            snippet("""
+                import jax
+                from jax.experimental import maps
+
+
+                def trace_globally(f):
+                    saved = maps._positional_semantics.val
+                    maps._positional_semantics.val = maps._PositionalSemantics.GLOBAL
+                    try:
+                        return f()
+                    finally:
+                        maps._positional_semantics.val = saved
+            """),
+            snippet("""
+                import jax
+
+
+                def trace_globally(f):
+                    try:
+                        return f()
+                    finally:
+                        pass
+            """),
+            title="saving and setting global positional semantics does nothing with jax.Array",
+        ),
     )
 
     ADVICE = {
@@ -81,6 +116,7 @@ class RemovedMapsApi(Rule):
     }
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
+        self._no_ops = deletable(ctx)
         for node in ctx.nodes(ast.ImportFrom):
             if node.level == 0 and node.module in REMOVED_MODULES:
                 for alias in node.names:
@@ -115,10 +151,20 @@ class RemovedMapsApi(Rule):
                     yield self._report(ctx, attr, module, name)
 
     def _module_import(self, ctx: FileContext, node: ast.AST, module: str) -> Finding:
+        local = str(getattr(node, "asname", None) or getattr(node, "name", "")).split(".")[0]
+        uses = [n for n in ctx.names(local) if isinstance(n.ctx, ast.Load)]
+        if uses and all(id(n) in self._no_ops for n in uses):
+            return self.finding(ctx, node, f"`{module}` no longer exists: this import fails on current JAX; the "
+                                "statements that use it do nothing at the target and go, and it with them")
         return self.finding(ctx, node, f"`{module}` no longer exists: this import fails on current JAX; the uses "
                             "reported below it need a manual migration")
 
     def _report(self, ctx: FileContext, node: ast.AST, module: str, name: str) -> Finding:
+        statement = self._no_ops.get(id(node))
+        if statement is not None:  # positional semantics: always global with jax.Array
+            fix = Fix("safe", edits=(delete_statement(ctx, statement),), drop_unused_imports=importer(ctx).root_import(node))
+            return self.finding(ctx, node, f"`{module}.{name}` was removed from JAX: with jax.Array positions are "
+                                "always global, so this statement does nothing at the target", fix=fix)
         advice = self.ADVICE.get(name, "it has no replacement in current JAX; see the JAX changelog")
         return self.finding(ctx, node, f"`{module}.{name}` was removed from JAX: {advice}",
                             replacement="jax.shard_map" if name == "xmap" else None)
