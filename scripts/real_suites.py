@@ -83,6 +83,7 @@ PROJECTS: Dict[str, Project] = {
 
 CLASSES = ("reported", "wrong fix", "dependency", "internals", "silent")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.M)
+_PYTEST_FRAME = re.compile(r"^(\S+\.py):(\d+): in ", re.M)  # a collection error's traceback (pytest's own format)
 _INTERNALS = re.compile(r"\bjax\._src\b|\bjax\.core\b|\bjax\.interpreters\b|\bjax\.linear_util\b|\blu\.|\bjax_core\b|"
                         r"\bcore\.(?:Trace|MainTrace|find_top_trace|new_main|cur_sublevel|Sublevel)")
 _DEPENDENCY = re.compile(r"numpy|No module named|ModuleNotFoundError|tensorflow")
@@ -172,10 +173,12 @@ def expand_import_errors(sides: Dict[str, dict]) -> None:
 
 def first_error(text: str, tree: Path) -> dict:
     """The innermost frame in the project's files, the innermost frame at all, and the exception line."""
-    frames = [(path, int(line)) for path, line in _FRAME.findall(text)]
     root = str(tree.resolve()) + os.sep
+    frames = [(path, int(line)) for path, line in _FRAME.findall(text)]
+    if not frames:  # pytest's frames are relative to the tree
+        frames = [(path if os.path.isabs(path) else root + path, int(line)) for path, line in _PYTEST_FRAME.findall(text)]
     own = [(p, n) for p, n in frames if os.path.abspath(p).startswith(root) and "site-packages" not in p]
-    lines = [line for line in text.strip().splitlines() if line.strip()]
+    lines = [re.sub(r"^E\s+", "", line.strip()) for line in text.strip().splitlines() if line.strip()]
     exception = next((line.strip() for line in reversed(lines) if re.match(r"^[\w.]+(Error|Exception|Warning|Exit)\b",
                                                                            line.strip())), lines[-1].strip() if lines else "")
     where = None

@@ -77,6 +77,13 @@ CALL_CODE: Dict[str, Tuple[Tuple[str, ...], str]] = {
               "`jax.extend.core.get_opaque_trace_state()` to compare trace states (levels are gone; the state "
               "is opaque and compares with `==`)")
        for name in ("jax.core.thread_local_state", "jax.core.cur_sublevel")},
+    # PRNGImpl(key_shape, seed, split, random_bits, fold_in, tag='?') made a PRNG implementation; JAX
+    # replaced the constructor with define_prng_impl (keyword-only), which returns an opaque
+    # implementation that `jax.random.key(seed, impl=...)` and `wrap_key_data` take
+    "jax.prng.PRNGImpl": (
+        ("jax.extend.random.define_prng_impl",),
+        "`jax.extend.random.define_prng_impl(key_shape=..., seed=..., split=..., random_bits=..., fold_in=...)` "
+        "(its result is opaque: pass it as `impl=` to `jax.random.key`)"),
     # a library's own flags: JAX's deprecation (jax/_src/config.py at 0.4.20-0.4.24) says "Please
     # use other libraries for configuration instead"; what define_*_state returned had `.value`
     # and was a context manager for a block (`with flag(True):`)

@@ -18,6 +18,8 @@ GENERIC: Dict[str, str] = {
     "jax.experimental.host_callback.call": "jax.experimental.io_callback(fn, result_shape, arg)",
     "jax.experimental.host_callback.id_tap": "jax.experimental.io_callback(lambda a: tap(a, ()), None, arg, ordered=True)",
     "jax.xla_computation": "jax.jit(f).lower(*args).compiler_ir('hlo')",
+    "jax.prng.PRNGImpl": "jax.extend.random.define_prng_impl(key_shape=key_shape, seed=seed, split=split, "
+                         "random_bits=random_bits, fold_in=fold_in)",
     "jax.core.thread_local_state": "jax.extend.core.get_opaque_trace_state()",
     "jax.core.cur_sublevel": "jax.extend.core.get_opaque_trace_state()",
 }
@@ -58,9 +60,19 @@ def call_code(ctx: FileContext, qualname: str, node: ast.AST) -> str:
             written = _id_tap(ctx, call)
         elif qualname == "jax.xla_computation":
             written = _xla_computation(ctx, call)
+        elif qualname == "jax.prng.PRNGImpl":
+            written = _prng_impl(ctx, call)
         elif qualname.startswith("jax.config.define_"):
             written = _flag(ctx, call, qualname)
     return written or GENERIC[qualname]
+
+
+def _prng_impl(ctx: FileContext, call: ast.Call) -> Optional[str]:
+    """``PRNGImpl(key_shape, seed, split, random_bits, fold_in, tag=...)`` as define_prng_impl's keywords."""
+    found = _arguments(ctx, call, ["key_shape", "seed", "split", "random_bits", "fold_in", "tag"])
+    if found is None:
+        return None
+    return "jax.extend.random.define_prng_impl(" + ", ".join(f"{k}={v}" for k, v in found.items()) + ")"
 
 
 def _plain(call: ast.Call) -> bool:

@@ -55,7 +55,10 @@ class RemovedJaxName(HistoryRule):
     `jax.effects_barrier()` where the taps must have run), `jax.xla_computation(f)(x)` →
     `jax.jit(f).lower(x).compiler_ir('hlo')`; a snapshot of the trace state
     (`jax.core.thread_local_state....trace_stack`, `jax.core.cur_sublevel()`) →
-    `jax.extend.core.get_opaque_trace_state()`, compared with `==`.
+    `jax.extend.core.get_opaque_trace_state()`, compared with `==`; and a trace's `.level`
+    (`find_top_trace(args).level`, under any of its names: the level went with the trace stack in
+    0.4.36, while `find_top_trace` itself lives on as `jax.extend.core.find_top_trace`) is
+    reported at every run, the rename of the function notwithstanding.
 
     The removed array classes (`DeviceArray`, `ShardedDeviceArray`, `KeyArray`/`PRNGKeyArray`)
     become `jax.Array` in annotations, in an alias only annotations use
@@ -215,10 +218,17 @@ class RemovedJaxName(HistoryRule):
         if super().wants(data):
             return True
         text = raw(data)
-        return b"hasattr" in text and b"jax" in text and _GUARD.search(text) is not None
+        return (b"hasattr" in text and b"jax" in text and _GUARD.search(text) is not None
+                or b"find_top_trace" in text and b".level" in text)
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         yield from super().check(ctx)
+        if ctx.target_at_least(STACKLESS):
+            for attr in ctx.attributes("level"):
+                if isinstance(attr.value, ast.Call) and ctx.qualname(attr.value.func) in TOP_TRACE:
+                    yield self.finding(ctx, attr, f"a trace has no `level` since JAX {STACKLESS} (tracing keeps no "
+                                       "stack of levels): to tell traces apart, compare "
+                                       "`jax.extend.core.get_opaque_trace_state()` with `==`")
         for guard in attribute_guards(ctx):
             st = status(guard.qualname, ctx.target)
             if st is None or st.state != "removed" or is_private(guard.qualname):
@@ -227,6 +237,8 @@ class RemovedJaxName(HistoryRule):
                                "False on the target, so the code it selects no longer runs", _false(ctx, guard.call))
 
 
+STACKLESS = "0.4.36"  # traces lost their levels (and jax.core its trace stack)
+TOP_TRACE = ("jax.core.find_top_trace", "jax.extend.core.find_top_trace", "jax._src.core.find_top_trace")
 _GUARD = re.compile(rb"\bhasattr\([\s\\]*[\w.]+[\s\\]*,[\s\\]*[\"']\w+[\"']")
 
 
