@@ -23,7 +23,9 @@ from jaxmigrate.patterns.call_advice import call_code
 from jaxmigrate.patterns.function_types import function_type_advice
 from jaxmigrate.patterns.gda import same_answer_with_array
 from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix, rewrite_from_import, rewrite_use
+from jaxmigrate.patterns.trace_snapshots import STATE, SUBLEVEL, snapshot_fixes
 
+SNAPSHOT_READS = (STATE, SUBLEVEL)
 #: (reference, message, fix, the code to write)
 Found = Tuple[Reference, str, Optional[Fix], Optional[str]]
 #: (what to use instead, as message text; the code to write; the fix)
@@ -122,6 +124,12 @@ def _replacement(ctx: FileContext, ref: Reference) -> Advice:
             if keyword == "key-shape":
                 return f"`{code}` for its `key_shape` (the shape of a default key's data)", code, fix
             return f"`{code}`", code, fix
+    if st.qualname in SNAPSHOT_READS and not ref.is_import:
+        snapshot = snapshot_fixes(ctx).get(id(ref.node))
+        if snapshot is not None:
+            return ("`jax.extend.core.get_opaque_trace_state()`, unsafe: the snapshot of the trace state this function "
+                    "builds becomes JAX's opaque one (it compares with `==` as the tuple did; its parts cannot be read)",
+                    "jax.extend.core.get_opaque_trace_state()", snapshot)
     if st.qualname in CALL_CODE and (ref.spelled == st.qualname or ref.spelled.startswith(st.qualname + ".")):
         needs, advice = CALL_CODE[st.qualname]
         if all(exists(name, ctx.target) for name in needs):

@@ -53,9 +53,11 @@ class RemovedJaxName(HistoryRule):
     `jax.pure_callback` for a pure `fn`), `hcb.id_tap(tap, x)` →
     `jax.experimental.io_callback(lambda a: tap(a, ()), None, x, ordered=True)` (then
     `jax.effects_barrier()` where the taps must have run), `jax.xla_computation(f)(x)` →
-    `jax.jit(f).lower(x).compiler_ir('hlo')`; a snapshot of the trace state
-    (`jax.core.thread_local_state....trace_stack`, `jax.core.cur_sublevel()`) →
-    `jax.extend.core.get_opaque_trace_state()`, compared with `==`; and a trace's `.level`
+    `jax.jit(f).lower(x).compiler_ir('hlo')`. A snapshot of the trace state (a tuple of values
+    read from `jax.core.thread_local_state....trace_stack` and `jax.core.cur_sublevel()`, and the
+    statements that only feed it) becomes `jax.extend.core.get_opaque_trace_state()`, JAX's
+    opaque state that compares with `==` as the tuple did (unsafe: its parts cannot be read);
+    other reads of them are reported with that call to write. A trace's `.level`
     (`find_top_trace(args).level`, under any of its names: the level went with the trace stack in
     0.4.36, while `find_top_trace` itself lives on as `jax.extend.core.find_top_trace`) is
     reported at every run, the rename of the function notwithstanding.
