@@ -20,6 +20,8 @@ GLOBAL = "jax.experimental.maps._PositionalSemantics.GLOBAL"
 def deletable(ctx: FileContext) -> Dict[int, ast.stmt]:
     """id of each node under a deletable statement's ``_positional_semantics`` or
     ``_PositionalSemantics`` reference -> that statement."""
+    if "_positional_semantics" not in ctx.source:
+        return {}
     saves: Dict[int, ast.Assign] = {}  # `prev = maps._positional_semantics.val`, by id of the statement
     sets: List[ast.Assign] = []
     for node in ctx.nodes(ast.Assign):

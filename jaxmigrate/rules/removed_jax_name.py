@@ -225,7 +225,7 @@ class RemovedJaxName(HistoryRule):
 
     def check(self, ctx: FileContext) -> Iterator[Finding]:
         yield from super().check(ctx)
-        if ctx.target_at_least(STACKLESS):
+        if "find_top_trace" in ctx.source and ctx.target_at_least(STACKLESS):
             for attr in ctx.attributes("level"):
                 if isinstance(attr.value, ast.Call) and ctx.qualname(attr.value.func) in TOP_TRACE:
                     yield self.finding(ctx, attr, f"a trace has no `level` since JAX {STACKLESS} (tracing keeps no "
