@@ -63,10 +63,6 @@ if importlib.util.find_spec("tensorstore") is None:
 
 # case -> (verdict, text the reason or first difference must contain, why)
 BY_DESIGN = {
-    "JM701/nothing_to_shard_outside_a_mesh": ("undecidable", "non-empty mesh", "the legacy runtime "
-                                              "emulates 0.4.1, whose pjit raised without a mesh even for `None` "
-                                              "specs; the real 0.4.13 runs before.py, and the pair is EQUIVALENT "
-                                              "there (tests/test_verify_real_legacy.py)"),
     "JM804/abstract_values": ("undecidable", "named_shape", "calls the installed JAX rejects are reported for a "
                               "person (named_shape is gone, with no replacement): before.py cannot run on the "
                               "legacy runtime, which is the installed JAX"),

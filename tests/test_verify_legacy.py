@@ -181,6 +181,21 @@ def test_none_means_replicated_in_and_out(mesh):
     assert _replicated(out) and len(out.sharding.device_set) == 8
 
 
+def test_none_outside_any_mesh_is_unspecified_as_on_0_4_13(mesh):
+    """Called outside any mesh, pjit with `None` specs runs as `jax.jit` without shardings, as
+    the real 0.4.13 runs it (a sharded input keeps its layout, a `None` beside a Sharding leaves
+    that output to jit); a `PartitionSpec` there raises, as on 0.4.13 (issue 40, item 7)."""
+    x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P("x")))
+    kept = pjit(lambda a: a * 2, in_axis_resources=None, out_axis_resources=None)(x)
+    assert kept.sharding.is_equivalent_to(x.sharding, 1) and float(kept.sum()) == 56.0
+    one = pjit(lambda a: a + 1, None, None)(np.arange(3.0))
+    assert len(one.sharding.device_set) == 1
+    both = pjit(lambda a: (a, a), in_axis_resources=None, out_axis_resources=(None, NamedSharding(mesh, P())))(x)
+    assert both[0].sharding.is_equivalent_to(x.sharding, 1) and _replicated(both[1])
+    with pytest.raises(RuntimeError, match="non-empty mesh"):
+        pjit(lambda a: a, in_axis_resources=P("x"), out_axis_resources=None)(x)
+
+
 def test_positional_and_keyword_specs(mesh):
     x = np.arange(32.0).reshape(8, 4)
     with mesh:
