@@ -54,6 +54,8 @@ SKIP = {
                         "installed JAX's are cpu:<n> (JM902/forms covers the migration)",
     "JM903/old_target": "after.py is written for --target-jax 0.9.2, where jnp.vstack takes lists: the installed "
                         "JAX's does not (JM903/forms covers the migration)",
+    "JM801/old_target": "after.py is written for --target-jax 0.4.14, which still has `jax.random.KeyArray`: the "
+                        "installed JAX does not (the legacy runtime gives it back to the before side only)",
     "JM703/old_target": "after.py is written for --target-jax 0.5.0, which still has `jax.sharding.PositionalSharding`: "
                         "the installed JAX does not (JM703/tutorial covers the migration)",
 }
@@ -68,10 +70,8 @@ BY_DESIGN = {
                               "legacy runtime, which is the installed JAX"),
     "JM804/jit_backend": ("undecidable", "nothing was compared", "jit(backend=/device=) is reported with the "
                           "device_put to write, and the program only builds jitted functions"),
-    "JM801/drop_ins": ("undecidable", "KeyArray", "jax.random.KeyArray is a drop-in from jaxmigrate's table, not a "
-                       "rename JAX's history shows: the legacy runtime does not give it back"),
-    "JM801/old_target": ("undecidable", "KeyArray", "written for --target-jax 0.4.14, which still has "
-                         "jax.random.KeyArray (not given back by the legacy runtime, nor in the installed JAX)"),
+    "JM801/drop_ins": ("divergent", "ShardedDeviceArray", "the legacy runtime gives jax.random.KeyArray back as "
+                       "0.4.13 had it; after.py keeps `ShardedDeviceArray` (reported), which the installed JAX lacks"),
     "JM801/reported_forms": ("undecidable", "xla_client", "host_callback, xla_client, pxla.ShardingSpec and the rest "
                              "are reported for a person, and not emulated"),
     "JM801/registries": ("undecidable", "EffectTypeSet", "`mlir.lowerable_effects.add` is reported for a person (the "
@@ -80,8 +80,8 @@ BY_DESIGN = {
                         "code to write (not emulated by the legacy runtime, gone from the installed JAX)"),
     "JM802/callbacks_old_target": ("undecidable", "host_callback", "written for --target-jax 0.4.30: host_callback "
                                    "is reported with the code to write, and gone from the installed JAX"),
-    "JM801/type_tests": ("undecidable", "PRNGKeyArray", "an isinstance test of a removed key type is reported with "
-                         "the test to write; the legacy runtime does not give jax.random.PRNGKeyArray back"),
+    "JM801/type_tests": ("divergent", "PRNGKeyArray", "an isinstance test of a removed key type is reported with "
+                         "the test to write; the legacy runtime gives jax.random.PRNGKeyArray back as 0.4.13 had it"),
     "JM801/shuffle": ("undecidable", "shuffle", "the removed jax.random.shuffle's random stream is not emulated: "
                       "the rewrite to permutation(independent=True) is unsafe and taken on JAX's word"),
     "JM801/star_import": ("undecidable", "tree_multimap", "the legacy runtime gives removed names back through a "
@@ -156,6 +156,8 @@ EXPLAINED = {
     "JM703/reported_forms": ("JM801", "PositionalSharding"),
     "JM703/leading_ones_unknown_rank": ("JM801", "PositionalSharding"),
     "JM301/reported_forms": ("JM301", 'config.update("jax_array", False)'),
+    "JM801/drop_ins": ("JM801", "from jax.interpreters.pxla import ShardedDeviceArray"),
+    "JM801/type_tests": ("JM801", "isinstance(k, jax.random.PRNGKeyArray)"),
 }
 
 # programs that only import and define (rule traps): no compiled call, no observable global
@@ -166,6 +168,7 @@ NOTHING_OBSERVABLE = {
     "JM301/only_statement_in_block", "JM401/hasattr_complex", "JM401/unknown_receiver", "JM504/safe_fix_renames_reported_pjit",
     "JM602/reported_forms",
     "JM801/same_name", "JM802/same_name", "JM801/many_names_one_import",
+    "JM801/old_target",  # skipped above; its latest-target migration (tests/test_current_jax.py) runs to the end
     # JM804's cases define the calls the installed JAX rejects before the fix; the legacy runtime
     # (the installed JAX) cannot run them, so they are only defined: `--legacy-jax 0.4.13` can
     "JM804/gensym", "JM804/left_alone", "JM804/old_target", "JM804/renamed_keywords", "JM804/target_0427",

@@ -127,6 +127,18 @@ def jax_0_4_13():
     return python
 
 
+def test_the_real_venv_has_rich_and_names_its_own_place(jax_0_4_13):
+    """rich is installed (`jax.debug.visualize_array_sharding` needs it; the seeds call it), and the
+    venv, built in a folder beside its place and renamed there, names its place in its scripts."""
+    import subprocess
+
+    venv = Path(jax_0_4_13).parent.parent
+    done = subprocess.run([jax_0_4_13, "-c", "import rich, jax; print(jax.__version__)"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "0.4.13", done.stderr
+    assert (venv / "bin" / "pip").read_text().startswith(f"#!{venv}/bin/python")
+
+
 def test_a_program_of_its_era_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path):
     """pjit with in_axis_resources, pmap with psum, device_put_replicated, jax.tree_map and
     PositionalSharding run on the real 0.4.13 (not emulated) and agree with the migration (fix
