@@ -265,7 +265,7 @@ def _verify_and_write(results, verify_tests, legacy_jax) -> None:
     temporary folders and exit 128 + the signal; nothing is written then (writes follow the verdicts)."""
     import signal
 
-    from jaxmigrate.verify import _lifeline, gate
+    from jaxmigrate.verify import _lifeline, gate, legacy_env
 
     changed = sum(1 for r in results if r.changed)
     if changed:
@@ -282,12 +282,21 @@ def _verify_and_write(results, verify_tests, legacy_jax) -> None:
                     click.echo(suite.render(verdict), err=True)
             else:
                 gate.verify_and_write(results, legacy_jax=legacy_jax)
+        except legacy_env.Unavailable as exc:
+            _legacy_unavailable(exc)
         except (KeyboardInterrupt, _lifeline.Ended) as stop:
             signum = getattr(stop, "signum", signal.SIGINT)
             click.echo(f"Interrupted ({signal.Signals(signum).name}): fix --verify stopped; its processes are ended "
                        "and its temporary folders removed; no file was written (files are written once all are verified).",
                        err=True)
             sys.exit(128 + signum)
+
+
+def _legacy_unavailable(exc: Exception) -> None:
+    """An explicit ``--legacy-jax VERSION`` that cannot be had: exit 2, nothing verified or written."""
+    click.echo(f"error: {exc}. The before side would not run on the JAX asked for, so nothing was verified "
+               "(--legacy-jax auto or emulated runs the emulation instead)", err=True)
+    sys.exit(2)
 
 
 def _verify_suites(args, devices, processes, timeout, output_format, legacy_jax="emulated", verbose=False):
@@ -388,7 +397,8 @@ def verify(files, devices, processes, timeout, output_format, suites, legacy_jax
     processes) and compares per test id the outcome and every compiled call's value.
 
     This command EXECUTES the given files. Exit 0: equivalent, 1: divergent, 2: undecidable (a
-    side could not run, BEFORE raised under the legacy runtime, or a time-out); 128 + the signal
+    side could not run, BEFORE raised under the legacy runtime, or a time-out), 3: layout_differs
+    (values, outputs and files agree, array layouts do not; BEFORE AFTER pairs); 128 + the signal
     when stopped before a verdict (130: Ctrl-C, 143: SIGTERM), with no process of it left.
     """
     _require_jax()
@@ -404,7 +414,7 @@ def verify(files, devices, processes, timeout, output_format, suites, legacy_jax
             raise click.BadParameter(f"{name!r} is not a file", param_hint="FILES")
     import signal
 
-    from jaxmigrate.verify import _lifeline, report
+    from jaxmigrate.verify import _lifeline, legacy_env, report
 
     notice = report.running_notice(files[0], files[1] if len(files) > 1 else files[0], legacy_jax, suites=suites,
                                    migrated=len(files) == 1)
@@ -414,6 +424,8 @@ def verify(files, devices, processes, timeout, output_format, suites, legacy_jax
             if suites:
                 return _verify_suites(files, devices, processes, timeout, output_format, legacy_jax, verbose)
             _verify_scripts(files, devices, processes, timeout, output_format, legacy_jax, verbose)
+        except legacy_env.Unavailable as exc:
+            _legacy_unavailable(exc)
         except (KeyboardInterrupt, _lifeline.Ended) as stop:  # Ctrl-C, SIGTERM, SIGHUP: all cleaned up by now
             signum = getattr(stop, "signum", signal.SIGINT)
             click.echo(f"Interrupted ({signal.Signals(signum).name}): verify stopped before a verdict; its "

@@ -104,7 +104,8 @@ def test_fix_verify_writes_an_equivalent_fix(tmp_path):
 
 @needs_jax
 def test_fix_verify_refuses_a_divergent_fix(tmp_path, monkeypatch):
-    """A (deliberately broken) rule turns P("x") into P("y"): the file must stay as it was."""
+    """A (deliberately broken) rule turns P("x") into P("y"): the file must stay as it was. The
+    values agree, the layouts do not: LAYOUT_DIFFERS, which fix --verify does not write either."""
     from jaxmigrate.core.findings import Fix
     from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
 
@@ -123,7 +124,7 @@ def test_fix_verify_refuses_a_divergent_fix(tmp_path, monkeypatch):
     target.write_text((case / "before.py").read_text())
     result = CliRunner().invoke(main, ["fix", "--verify", "-j", "1", str(target)])
     assert result.exit_code == 2, result.output
-    assert "not written: verification divergent" in result.output
+    assert "not written: verification layout_differs: values, outputs and files agree; only layouts" in result.output
     assert target.read_text() == (case / "before.py").read_text()
 
 

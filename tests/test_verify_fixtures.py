@@ -54,6 +54,8 @@ SKIP = {
                         "installed JAX's are cpu:<n> (JM902/forms covers the migration)",
     "JM903/old_target": "after.py is written for --target-jax 0.9.2, where jnp.vstack takes lists: the installed "
                         "JAX's does not (JM903/forms covers the migration)",
+    "JM801/old_target": "after.py is written for --target-jax 0.4.14, which still has `jax.random.KeyArray`: the "
+                        "installed JAX does not (the legacy runtime gives it back to the before side only)",
     "JM703/old_target": "after.py is written for --target-jax 0.5.0, which still has `jax.sharding.PositionalSharding`: "
                         "the installed JAX does not (JM703/tutorial covers the migration)",
 }
@@ -63,10 +65,6 @@ if importlib.util.find_spec("tensorstore") is None:
 
 # case -> (verdict, text the reason or first difference must contain, why)
 BY_DESIGN = {
-    "JM701/nothing_to_shard_outside_a_mesh": ("undecidable", "non-empty mesh", "the legacy runtime "
-                                              "emulates 0.4.1, whose pjit raised without a mesh even for `None` "
-                                              "specs; the real 0.4.13 runs before.py, and the pair is EQUIVALENT "
-                                              "there (tests/test_verify_real_legacy.py)"),
     "JM804/abstract_values": ("undecidable", "named_shape", "calls the installed JAX rejects are reported for a "
                               "person (named_shape is gone, with no replacement): before.py cannot run on the "
                               "legacy runtime, which is the installed JAX"),
@@ -85,10 +83,8 @@ BY_DESIGN = {
     "JM801/function_types": ("undecidable", "no attribute 'xla'", "the legacy runtime does not give back jaxlib's "
                              "function types (`jax.xla.xe`); on the real JAX 0.4.13 the pair is EQUIVALENT "
                              "(tests/test_verify_real_legacy.py)"),
-    "JM801/drop_ins": ("undecidable", "KeyArray", "jax.random.KeyArray is a drop-in from jaxmigrate's table, not a "
-                       "rename JAX's history shows: the legacy runtime does not give it back"),
-    "JM801/old_target": ("undecidable", "KeyArray", "written for --target-jax 0.4.14, which still has "
-                         "jax.random.KeyArray (not given back by the legacy runtime, nor in the installed JAX)"),
+    "JM801/drop_ins": ("divergent", "ShardedDeviceArray", "the legacy runtime gives jax.random.KeyArray back as "
+                       "0.4.13 had it; after.py keeps `ShardedDeviceArray` (reported), which the installed JAX lacks"),
     "JM801/reported_forms": ("undecidable", "xla_client", "host_callback, xla_client, pxla.ShardingSpec and the rest "
                              "are reported for a person, and not emulated"),
     "JM801/registries": ("undecidable", "EffectTypeSet", "`mlir.lowerable_effects.add` is reported for a person (the "
@@ -97,8 +93,8 @@ BY_DESIGN = {
                         "code to write (not emulated by the legacy runtime, gone from the installed JAX)"),
     "JM802/callbacks_old_target": ("undecidable", "host_callback", "written for --target-jax 0.4.30: host_callback "
                                    "is reported with the code to write, and gone from the installed JAX"),
-    "JM801/type_tests": ("undecidable", "PRNGKeyArray", "an isinstance test of a removed key type is reported with "
-                         "the test to write; the legacy runtime does not give jax.random.PRNGKeyArray back"),
+    "JM801/type_tests": ("divergent", "PRNGKeyArray", "an isinstance test of a removed key type is reported with "
+                         "the test to write; the legacy runtime gives jax.random.PRNGKeyArray back as 0.4.13 had it"),
     "JM801/shuffle": ("undecidable", "shuffle", "the removed jax.random.shuffle's random stream is not emulated: "
                       "the rewrite to permutation(independent=True) is unsafe and taken on JAX's word"),
     "JM801/star_import": ("undecidable", "tree_multimap", "the legacy runtime gives removed names back through a "
@@ -173,6 +169,8 @@ EXPLAINED = {
     "JM703/reported_forms": ("JM801", "PositionalSharding"),
     "JM703/leading_ones_unknown_rank": ("JM801", "PositionalSharding"),
     "JM301/reported_forms": ("JM301", 'config.update("jax_array", False)'),
+    "JM801/drop_ins": ("JM801", "from jax.interpreters.pxla import ShardedDeviceArray"),
+    "JM801/type_tests": ("JM801", "isinstance(k, jax.random.PRNGKeyArray)"),
 }
 
 # programs that only import and define (rule traps): no compiled call, no observable global
@@ -184,6 +182,7 @@ NOTHING_OBSERVABLE = {
     "JM301/only_statement_in_block", "JM401/hasattr_complex", "JM401/unknown_receiver", "JM504/safe_fix_renames_reported_pjit",
     "JM602/reported_forms",
     "JM801/same_name", "JM802/same_name", "JM801/many_names_one_import",
+    "JM801/old_target",  # skipped above; its latest-target migration (tests/test_current_jax.py) runs to the end
     # JM804's cases define the calls the installed JAX rejects before the fix; the legacy runtime
     # (the installed JAX) cannot run them, so they are only defined: `--legacy-jax 0.4.13` can
     "JM804/gensym", "JM804/left_alone", "JM804/old_target", "JM804/renamed_keywords", "JM804/target_0427",

@@ -181,6 +181,21 @@ def test_none_means_replicated_in_and_out(mesh):
     assert _replicated(out) and len(out.sharding.device_set) == 8
 
 
+def test_none_outside_any_mesh_is_unspecified_as_on_0_4_13(mesh):
+    """Called outside any mesh, pjit with `None` specs runs as `jax.jit` without shardings, as
+    the real 0.4.13 runs it (a sharded input keeps its layout, a `None` beside a Sharding leaves
+    that output to jit); a `PartitionSpec` there raises, as on 0.4.13 (issue 40, item 7)."""
+    x = jax.device_put(np.arange(8.0), NamedSharding(mesh, P("x")))
+    kept = pjit(lambda a: a * 2, in_axis_resources=None, out_axis_resources=None)(x)
+    assert kept.sharding.is_equivalent_to(x.sharding, 1) and float(kept.sum()) == 56.0
+    one = pjit(lambda a: a + 1, None, None)(np.arange(3.0))
+    assert len(one.sharding.device_set) == 1
+    both = pjit(lambda a: (a, a), in_axis_resources=None, out_axis_resources=(None, NamedSharding(mesh, P())))(x)
+    assert both[0].sharding.is_equivalent_to(x.sharding, 1) and _replicated(both[1])
+    with pytest.raises(RuntimeError, match="non-empty mesh"):
+        pjit(lambda a: a, in_axis_resources=P("x"), out_axis_resources=None)(x)
+
+
 def test_positional_and_keyword_specs(mesh):
     x = np.arange(32.0).reshape(8, 4)
     with mesh:
@@ -360,6 +375,32 @@ def test_device_array_names_and_device_buffers(mesh):
     assert [b.devices() for b in sharded.device_buffers] == [{s.device} for s in sharded.addressable_shards]
     single = jax.device_put(np.arange(3.0), jax.devices()[2])
     assert single.device_buffer.devices() == {jax.devices()[2]}
+
+
+def test_key_array_names_are_the_typed_key_class_as_in_0_4_13():
+    """`jax.random.KeyArray` and `PRNGKeyArray` were the class of typed key arrays in 0.4.13 (both
+    names one class): an annotation works, a raw uint32 key is none, a typed key is one."""
+    assert jax.random.KeyArray is jax.random.PRNGKeyArray
+    assert not isinstance(jax.random.PRNGKey(0), jax.random.KeyArray)
+    assert isinstance(jax.random.key(0), jax.random.KeyArray)
+
+
+def test_positional_sharding_is_equivalent_to_answers_as_0_4_13():
+    """The answers the real 0.4.13 gives (measured in its venv): the same HLO sharding for the rank
+    and the same device order, either way round with a NamedSharding."""
+    from jax.sharding import Mesh, PositionalSharding
+
+    devices = jax.devices()
+    s = PositionalSharding(devices).reshape(4, 2)
+    mesh = Mesh(np.array(devices).reshape(4, 2), ("x", "y"))
+    reversed_ = PositionalSharding(devices[::-1]).reshape(4, 2)
+    assert [s.is_equivalent_to(s, 2), s.is_equivalent_to(s.replicate(1), 2)] == [True, False]
+    assert [s.replicate().is_equivalent_to(NamedSharding(mesh, P()), n) for n in (2, 1)] == [True, True]
+    assert s.is_equivalent_to(NamedSharding(mesh, P("x", "y")), 2)
+    assert s.replicate(1).is_equivalent_to(NamedSharding(mesh, P("x")), 2)
+    assert not s.is_equivalent_to(NamedSharding(mesh, P("y", "x")), 2)
+    assert [s.is_equivalent_to(reversed_, 2), s.replicate().is_equivalent_to(reversed_.replicate(), 2)] == [False, False]
+    assert NamedSharding(mesh, P("x", "y")).is_equivalent_to(s, 2)
 
 
 # -- PositionalSharding (removed in 0.7.0): the 0.4.x tutorial's placements ------------------------

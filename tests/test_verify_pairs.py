@@ -66,15 +66,17 @@ with mesh:
     _expect(verdict, "equivalent", "1 compiled call value(s)")
 
 
-def test_wrong_spec_is_divergent(tmp_path):
+def test_wrong_spec_is_a_layout_difference(tmp_path):
+    """Values equal, layout wrong: LAYOUT_DIFFERS, exit 3, which fails CI as DIVERGENT does (issue 40, item 4)."""
     after = MODERN + """\
 with mesh:
     out = pjit(lambda a: a * 2, in_shardings=P("x"), out_shardings=P("x"))(x)
 """
-    _expect(_pair(tmp_path, LEGACY_CALL, after), "divergent", "call #1 (process 0): sharding differs")
+    _expect(_pair(tmp_path, LEGACY_CALL, after), "layout_differs", "call #1 (process 0): sharding differs")
 
 
 def test_swapped_mesh_axes_are_divergent(tmp_path):
+    """The mesh global itself differs (its axes), a value: DIVERGENT, not only a layout."""
     after = HEADER + """\
 from jax.experimental.pjit import pjit
 mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("y", "x"))
@@ -109,12 +111,13 @@ with mesh:
     _expect(_pair(tmp_path, before, after), "divergent", "global `total` (process 0): not defined after")
 
 
-def test_none_as_unspecified_jit_sharding_is_divergent(tmp_path):
+def test_none_as_unspecified_jit_sharding_is_a_layout_difference(tmp_path):
+    """The values agree; the output is not replicated as None asked: LAYOUT_DIFFERS, exit 3."""
     after = MODERN + """\
 with mesh:
     out = jax.jit(lambda a: a + 1, in_shardings=None, out_shardings=None)(x)
 """
-    _expect(_pair(tmp_path, LEGACY_NONE, after), "divergent", "replicated on d0-7")
+    _expect(_pair(tmp_path, LEGACY_NONE, after), "layout_differs", "replicated on d0-7")
 
 
 def test_none_as_replicated_named_sharding_is_equivalent(tmp_path):

@@ -91,20 +91,28 @@ def test_auto_takes_the_projects_declared_jax(tmp_path):
         api_history.entry("jax.make_mesh"))
 
 
-def test_without_an_environment_the_emulation_runs_and_the_verdict_says_so(tmp_path, monkeypatch):
+def test_without_an_environment_auto_runs_the_emulation_and_an_explicit_version_is_an_error(tmp_path, monkeypatch):
+    """`auto` may fall back to the emulation, and says so; an explicit version that cannot be had
+    is an error, exit 2 (it ran the emulation and exited 0: the JAX asked for was not what ran)."""
     monkeypatch.setenv("JAXMIGRATE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("JAXMIGRATE_LEGACY_JAX_NO_BUILD", "1")
     before = _file(tmp_path, "before.py", PJIT_ERA)
     after = _file(tmp_path, "after.py", PJIT_ERA.replace("in_axis_resources", "in_shardings")
                   .replace("out_axis_resources", "out_shardings"))
-    result = CliRunner().invoke(main, ["verify", before, after, "--legacy-jax", "0.4.13"])
+    result = CliRunner().invoke(main, ["verify", before, after, "--legacy-jax", "auto"])
     assert result.exit_code == 0, result.output
-    assert ("legacy side: emulated (jaxmigrate's legacy runtime on the installed JAX): no environment for JAX "
-            f"0.4.13 in {tmp_path / 'cache' / 'legacy-jax' / '0.4.13'} (build it: python -m "
-            "jaxmigrate.verify.legacy_env 0.4.13)") in result.output
+    assert ("legacy side: emulated (jaxmigrate's legacy runtime on the installed JAX): --legacy-jax auto chose JAX "
+            "0.4.13 (the oldest installable release with every JAX name the code uses (7 names)), which cannot be "
+            f"had: no environment for JAX 0.4.13 in {tmp_path / 'cache' / 'legacy-jax' / '0.4.13'} (build it: "
+            "python -m jaxmigrate.verify.legacy_env 0.4.13)") in result.output
+    explicit = CliRunner().invoke(main, ["verify", before, after, "--legacy-jax", "0.4.13"])
+    assert explicit.exit_code == 2 and "EQUIVALENT" not in explicit.output, explicit.output
+    assert "error: --legacy-jax 0.4.13: no environment for JAX 0.4.13 in " in explicit.output
     assert "legacy side" not in CliRunner().invoke(main, ["verify", before, after]).output  # the default: quiet
-    assert legacy_env.choose("0.4.1", [before], None).note == (
-        "JAX 0.4.1 cannot be installed (PyPI has no jaxlib older than 0.4.13)")
+    with pytest.raises(legacy_env.Unavailable, match="JAX 0.4.1 cannot be installed"):
+        legacy_env.choose("0.4.1", [before], None)
+    with pytest.raises(legacy_env.Unavailable, match="cannot run several processes on CPU"):
+        legacy_env.choose("0.4.13", [before], None, processes=2)
     bad = CliRunner().invoke(main, ["verify", before, after, "--legacy-jax", "newest"])
     assert bad.exit_code == 2 and "give `emulated`, `auto` or a JAX version" in bad.output
 
@@ -117,6 +125,18 @@ def jax_0_4_13():
     if python is None:
         pytest.skip(f"needs a venv with jax==0.4.13, absent and not buildable here: {note}")
     return python
+
+
+def test_the_real_venv_has_rich_and_names_its_own_place(jax_0_4_13):
+    """rich is installed (`jax.debug.visualize_array_sharding` needs it; the seeds call it), and the
+    venv, built in a folder beside its place and renamed there, names its place in its scripts."""
+    import subprocess
+
+    venv = Path(jax_0_4_13).parent.parent
+    done = subprocess.run([jax_0_4_13, "-c", "import rich, jax; print(jax.__version__)"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "0.4.13", done.stderr
+    assert (venv / "bin" / "pip").read_text().startswith(f"#!{venv}/bin/python")
 
 
 def test_a_program_of_its_era_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path):

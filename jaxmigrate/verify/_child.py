@@ -146,6 +146,10 @@ def main(argv=None) -> None:
     script_dir = os.path.dirname(os.path.abspath(args.filename or args.script))
     _recorder.SITE_BASE = args.path_entry[0] if args.path_entry else script_dir
     install_recorder(calls.append)
+    if args.side == "after":
+        from jaxmigrate.verify import _ambient
+
+        _ambient.track()  # the meshes given to jax.set_mesh: JAX lays out eager values on them
     seed()
     from jaxmigrate.verify import _written
 
@@ -170,6 +174,8 @@ def main(argv=None) -> None:
         "deprecations": deprecations(caught),
         "redirected": redirected, "foreign": _origin.foreign(), "jax_version": jax.__version__,
     }
+    if args.side == "after":
+        result["set_meshes"] = _ambient.meshes()
     if args.side == "before" and not real:
         from jaxmigrate.verify.legacy import _renamed
 

@@ -206,14 +206,23 @@ def private_folder(prefix: str) -> Iterator[str]:
 def make_folder(prefix: str) -> str:
     with uninterrupted():
         folder = tempfile.mkdtemp(prefix=prefix)
-        _keeper.tell("+", "d", _hex(folder))
+        track_folder(folder)
     return folder
 
 
 def remove_folder(folder: str) -> None:
     with uninterrupted():
         shutil.rmtree(folder, ignore_errors=True)
-        _keeper.tell("-", "d", _hex(folder))
+        forget_folder(folder)
+
+
+def track_folder(folder: str) -> None:
+    """A folder the keeper removes if this process dies first."""
+    _keeper.tell("+", "d", _hex(folder))
+
+
+def forget_folder(folder: str) -> None:
+    _keeper.tell("-", "d", _hex(folder))
 
 
 def tracked() -> Set[Tuple[str, str]]:

@@ -11,7 +11,7 @@ value (``.npy``/``.npz``) or by bytes; the inputs each compiled call deleted (do
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -28,6 +28,7 @@ class Difference:
     site: str = ""  # a call's function and file:line on each side
     detail: str = ""  # a value difference's first differing index and both values
     picture: str = ""  # a sharding difference: both layouts as device grids
+    note: str = ""  # a layout difference JAX itself chose (``_ambient``), said so
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -197,13 +198,19 @@ def site_text(x: Dict[str, Any], y: Dict[str, Any]) -> str:
     return f"{name} at {a['file']}:{a['line']} (before) | {b['file']}:{b['line']} (after)"
 
 
-def call_difference(process: int, where: str, what: str, x: Dict[str, Any], y: Dict[str, Any]) -> Difference:
+def call_difference(process: int, where: str, what: str, x: Dict[str, Any], y: Dict[str, Any],
+                    meshes: Sequence[str] = ()) -> Difference:
+    """The difference ``what`` between ``x`` and ``y``, drawn; ``meshes``: those the after side
+    gave ``jax.set_mesh``, to tell a layout JAX chose (``_ambient``)."""
+    from jaxmigrate.verify._ambient import note
     from jaxmigrate.verify.report import sharding_picture, summarize
 
     detail = value_detail(x, y) if "values" in what else ""
-    picture = sharding_picture(*differing_leaves(x, y)) if what.endswith("sharding") else ""
+    leaf_x, leaf_y = differing_leaves(x, y)
+    picture = sharding_picture(leaf_x, leaf_y) if what.endswith("sharding") else ""
     return Difference(process, where, differs(what), summarize(x, layout=layout_only(what)),
-                      summarize(y, layout=layout_only(what)), site=site_text(x, y), detail=detail, picture=picture)
+                      summarize(y, layout=layout_only(what)), site=site_text(x, y), detail=detail, picture=picture,
+                      note=note(leaf_x, leaf_y, meshes) if layout_only(what) else "")
 
 
 def compare_process(before: Dict[str, Any], after: Dict[str, Any], process: int,
@@ -216,6 +223,7 @@ def compare_process(before: Dict[str, Any], after: Dict[str, Any], process: int,
     """
     from jaxmigrate.verify.report import abridge, summarize
 
+    meshes = after.get("set_meshes") or ()
     out: List[Difference] = []
     exc_a, exc_b = before.get("exception"), after.get("exception")
     if not prefix_only and (exc_a is None) != (exc_b is None):
@@ -225,7 +233,7 @@ def compare_process(before: Dict[str, Any], after: Dict[str, Any], process: int,
     for i, (x, y) in enumerate(zip(calls_a, calls_b), start=1):
         what = diff(x, y)
         if what:
-            out.append(call_difference(process, f"call #{i}", what, x, y))
+            out.append(call_difference(process, f"call #{i}", what, x, y, meshes))
         elif x.get("donated", ()) != y.get("donated", ()):
             out.append(Difference(process, f"call #{i}", "donated inputs differ", _donated(x), _donated(y),
                                   site=site_text(x, y)))
@@ -245,7 +253,7 @@ def compare_process(before: Dict[str, Any], after: Dict[str, Any], process: int,
             continue
         what = diff(x, globals_b[name])
         if what:
-            out.append(call_difference(process, f"global `{name}`", what, x, globals_b[name]))
+            out.append(call_difference(process, f"global `{name}`", what, x, globals_b[name], meshes))
     files_a, files_b = before.get("files", {}), after.get("files", {})
     for name in sorted(set(files_a) | set(files_b)):
         x, y = files_a.get(name), files_b.get(name)
@@ -257,9 +265,14 @@ def compare_process(before: Dict[str, Any], after: Dict[str, Any], process: int,
             continue
         what = diff(x, y)
         if what:
-            out.append(call_difference(process, f"file `{name}`", what, x, y))
+            out.append(call_difference(process, f"file `{name}`", what, x, y, meshes))
     out.sort(key=lambda d: layout_only(d.what.rsplit(" ", 1)[0]))  # value differences first
     return out
+
+
+def only_layouts(differences: Sequence[Difference]) -> bool:
+    """Whether every difference is one of layout alone (the values agree)."""
+    return bool(differences) and all(layout_only(d.what.rsplit(" ", 1)[0]) for d in differences)
 
 
 def _donated(obs: Dict[str, Any]) -> str:

@@ -15,11 +15,13 @@
 
 Multi-process runs need JAX 0.5.1 or later on the legacy side (gloo CPU collectives); below it the
 emulation is used. When the environment cannot be made (no Python 3.11 or older, no registry, no
-wheel) the emulation is used; the verdict says which legacy side ran and why.
+wheel), an explicit version is an error (``Unavailable``: the CLI exits 2); ``auto`` uses the
+emulation. The verdict says which legacy side ran and why.
 
 The environments live under ``$JAXMIGRATE_CACHE_DIR`` or ``$XDG_CACHE_HOME/jaxmigrate`` (default
 ``~/.cache/jaxmigrate``), in ``legacy-jax/<version>``, built once (about 20 s with a warm pip
-cache) and reused. Build one ahead (CI)::
+cache; progress on stderr; in a folder beside it, renamed into place when complete, see
+``_venv_build``) and reused. Build one ahead (CI)::
 
     python -m jaxmigrate.verify.legacy_env 0.4.13
 
@@ -32,7 +34,6 @@ import ast
 import fcntl
 import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,7 +63,9 @@ def venv_dir(version: str) -> Path:
 
 def requirements(version: str, jaxlib_exact: bool = True) -> List[str]:
     pins = ["numpy<2", "scipy<1.12"] if parse(version) < NUMPY2 else []
-    return [f"jax=={version}", f"jaxlib=={version}" if jaxlib_exact else f"jaxlib<={version}", *pins, "pytest"]
+    # pytest for --pytest; rich for jax.debug.visualize_array_sharding, which the seeds call
+    return [f"jax=={version}", f"jaxlib=={version}" if jaxlib_exact else f"jaxlib<={version}", *pins, "pytest",
+            "rich"]
 
 
 def _base_pythons() -> Iterable[str]:
@@ -80,18 +83,26 @@ def _base_pythons() -> Iterable[str]:
                 yield os.path.join(folder, name)
 
 
-def _tail(text: str, lines: int = 4) -> str:
-    return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:])
+def _complete(venv: Path, version: str) -> bool:
+    """Whether ``venv`` is a finished build holding today's requirements for ``version``."""
+    try:
+        return (venv / "bin" / "python").exists() and (venv / _MARKER).read_text() == _marker_text(version)
+    except OSError:
+        return False
+
+
+def _marker_text(version: str) -> str:
+    return "\n".join(requirements(version)) + "\n"
 
 
 def ensure(version: str, build: bool = True) -> Tuple[Optional[str], str]:
-    """The python of the venv for ``version`` (built if needed and allowed), and a note: what
-    was done, or why there is none."""
+    """The python of the venv for ``version`` (built if needed and allowed, see ``_venv_build``),
+    and a note: what was done, or why there is none."""
     if parse(version) < OLDEST:
         return None, f"JAX {version} cannot be installed (PyPI has no jaxlib older than 0.4.13)"
     venv = venv_dir(version)
-    python, marker = venv / "bin" / "python", venv / _MARKER
-    if marker.exists() and python.exists():
+    python = venv / "bin" / "python"
+    if _complete(venv, version):
         return str(python), f"cached in {venv}"
     if not build or os.environ.get("JAXMIGRATE_LEGACY_JAX_NO_BUILD"):
         return None, f"no environment for JAX {version} in {venv} (build it: python -m jaxmigrate.verify.legacy_env {version})"
@@ -100,27 +111,16 @@ def ensure(version: str, build: bool = True) -> Tuple[Optional[str], str]:
         return None, f"no Python 3.9-3.11 to make an environment for JAX {version} with"
     venv.parent.mkdir(parents=True, exist_ok=True)
     from jaxmigrate.verify._reaper import busy
+    from jaxmigrate.verify._venv_build import build as build_venv
 
     with busy(), open(venv.parent / f"{version}.lock", "w") as lock:  # busy: its pip is no verifier's orphan
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time (another process may be building it)
-        if marker.exists() and python.exists():
+        if _complete(venv, version):
             return str(python), f"cached in {venv}"
-        try:
-            subprocess.run([base, "-m", "venv", "--clear", str(venv)], check=True, capture_output=True, text=True,
-                           timeout=300)
-            why = ""
-            for exact in (True, False):  # some jax releases have no jaxlib of the same number
-                done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                                       *requirements(version, exact)], capture_output=True, text=True, timeout=1800)
-                if done.returncode == 0:
-                    break
-                why = _tail(done.stderr or done.stdout)
-            else:
-                return None, f"cannot install JAX {version}: {why}"
-        except (subprocess.SubprocessError, OSError) as exc:
-            return None, f"cannot make an environment for JAX {version}: {exc}"
-        marker.write_text("\n".join(requirements(version)) + "\n")
-    return str(python), f"built in {venv}"
+        # some jax releases have no jaxlib of the same number: then another one <= it
+        why = build_venv(base, venv, [requirements(version, True), requirements(version, False)],
+                         what=f"JAX {version}", marker={_MARKER: _marker_text(version)})
+    return (None, why) if why else (str(python), f"built in {venv}")
 
 
 # -- auto -----------------------------------------------------------------------------------------
@@ -282,8 +282,14 @@ class LegacySide:
         return self.label
 
 
+class Unavailable(Exception):
+    """``--legacy-jax VERSION`` asked for a JAX that cannot be had: an error, never the emulation."""
+
+
 def choose(option: str, paths: Sequence[str], project: Optional[str], processes: int = 1) -> LegacySide:
-    """The before side for ``--legacy-jax OPTION`` (``emulated``, ``auto`` or a version)."""
+    """The before side for ``--legacy-jax OPTION`` (``emulated``, ``auto`` or a version). An
+    explicit version that cannot be had raises ``Unavailable``; ``auto`` falls back to the
+    emulation and its note says so."""
     if option == "emulated":
         return LegacySide(None, None, "--legacy-jax emulated")
     if option == "auto":
@@ -293,10 +299,13 @@ def choose(option: str, paths: Sequence[str], project: Optional[str], processes:
     else:
         version, why = option, "--legacy-jax " + option
         if processes > 1 and parse(version) < MULTI_PROCESS:
-            return LegacySide(None, None, f"JAX {version} cannot run several processes on CPU (0.5.1 or later can)")
+            raise Unavailable(f"--legacy-jax {version}: JAX {version} cannot run several processes on CPU "
+                              "(0.5.1 or later can)")
     python, note = ensure(version)
+    if python is None and option == "auto":
+        return LegacySide(None, None, f"--legacy-jax auto chose JAX {version} ({why}), which cannot be had: {note}")
     if python is None:
-        return LegacySide(None, None, note)
+        raise Unavailable(f"--legacy-jax {version}: {note}")
     return LegacySide(python, version, f"{why}; {note}")
 
 
@@ -318,11 +327,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     "`jaxmigrate verify --legacy-jax VERSION` runs the before side on.")
     parser.add_argument("versions", nargs="+", type=_version, metavar="VERSION", help="a JAX release, 0.4.13 or later")
     versions = parser.parse_args(argv).versions
+    import signal
+
+    from jaxmigrate.verify import _lifeline
+
     code = 0
-    for version in versions:
-        python, note = ensure(version)
-        print(f"JAX {version}: {python} ({note})" if python else f"JAX {version}: {note}")
-        code = code or (python is None)
+    with _lifeline.ending_on_signals():  # stopped: pip's group killed, the unfinished venv removed
+        try:
+            for version in versions:
+                python, note = ensure(version)
+                print(f"JAX {version}: {python} ({note})" if python else f"JAX {version}: {note}")
+                code = code or (python is None)
+        except (KeyboardInterrupt, _lifeline.Ended) as stop:
+            signum = getattr(stop, "signum", signal.SIGINT)
+            print(f"Interrupted ({signal.Signals(signum).name}): nothing half-built is left", file=sys.stderr)
+            return 128 + signum
     return code
 
 

@@ -85,11 +85,16 @@ def _layout(sharding) -> str:
     mesh, spec = getattr(sharding, "mesh", None), getattr(sharding, "spec", None)
     if mesh is None or spec is None or not hasattr(mesh, "shape"):
         return type(sharding).__name__
+    return f"{type(sharding).__name__}(mesh {mesh_text(mesh)}, {spec_text(spec)})"
+
+
+def mesh_text(mesh) -> str:
+    """A mesh's axes for people: ``x=4 y=2``, with their types when some are not Auto."""
     axes = " ".join(f"{name}={size}" for name, size in dict(mesh.shape).items())
     types = [getattr(t, "name", str(t)) for t in getattr(mesh, "axis_types", None) or ()]
     if any(t != "Auto" for t in types):
         axes += " (" + ", ".join(f"{n}: {t}" for n, t in zip(dict(mesh.shape), types)) + ")"
-    return f"{type(sharding).__name__}(mesh {axes}, {spec_text(spec)})"
+    return axes
 
 
 def _unseen_copy(array):

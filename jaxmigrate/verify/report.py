@@ -131,6 +131,8 @@ def difference_lines(d, indent: str = "    ") -> List[str]:
         lines.append(f"{indent}{d.detail}")
     if d.picture:
         lines += [f"{indent}{line}" for line in d.picture.splitlines()]
+    if getattr(d, "note", ""):
+        lines.append(f"{indent}{d.note}")
     return lines
 
 

@@ -1,8 +1,9 @@
-"""Run both sides of a script pair and decide: equivalent, divergent or undecidable.
+"""Run both sides of a script pair and decide: equivalent, divergent, layout_differs or undecidable.
 
 The processes are handled by ``_procs`` (fresh processes per side, both sides at once, killed by
 process group, loopback only). Undecidable: a side gave no observations, the before side raised,
-or nothing was compared. A first comparison with differences runs the before side again; what
+or nothing was compared. Layout_differs (exit 3): every difference is one of layout alone. A first
+comparison with differences runs the before side again; what
 differs between its two runs is unstable, left out and listed.
 """
 
@@ -18,16 +19,17 @@ from jaxmigrate.verify import _lifeline, _origin
 from jaxmigrate.verify._files import remove_created, settle_outside, shared_folder
 from jaxmigrate.verify._layout import locate
 from jaxmigrate.verify._procs import ProcessRun, child_environment, free_port, run_launches, script_launch  # noqa: F401
-from jaxmigrate.verify.compare import Difference, compare_process
+from jaxmigrate.verify.compare import Difference, compare_process, only_layouts
 from jaxmigrate.verify.observe import by_value
 
-EXIT_EQUIVALENT, EXIT_DIVERGENT, EXIT_UNDECIDABLE = 0, 1, 2
-_EXIT = {"equivalent": EXIT_EQUIVALENT, "divergent": EXIT_DIVERGENT, "undecidable": EXIT_UNDECIDABLE}
+EXIT_EQUIVALENT, EXIT_DIVERGENT, EXIT_UNDECIDABLE, EXIT_LAYOUT = 0, 1, 2, 3
+_EXIT = {"equivalent": EXIT_EQUIVALENT, "divergent": EXIT_DIVERGENT, "undecidable": EXIT_UNDECIDABLE,
+         "layout_differs": EXIT_LAYOUT}
 
 
 @dataclass
 class Verdict:
-    status: str  # "equivalent" | "divergent" | "undecidable"
+    status: str  # "equivalent" | "divergent" | "layout_differs" | "undecidable"
     reason: str
     before: str
     after: str
@@ -202,11 +204,20 @@ def compared_text(pairs, unstable: AbstractSet[Tuple[int, str]] = frozenset()) -
 
 
 def _conclude(verdict: Verdict, nothing: bool) -> None:
-    """Divergent on any difference; undecidable when nothing at all was compared."""
+    """Divergent on any difference of value; layout_differs when every difference is one of layout
+    alone (values, outputs and files agree); undecidable when nothing at all was compared."""
     if verdict.differences:
-        verdict.status = "divergent"
         first = verdict.differences[0]
-        verdict.reason = f"{len(verdict.differences)} difference(s); first: {first.where} (process {first.process}): {first.what}"
+        where = f"first: {first.where} (process {first.process}): {first.what}"
+        if only_layouts(verdict.differences):
+            verdict.status = "layout_differs"
+            chosen = sum(1 for d in verdict.differences if d.note)
+            verdict.reason = (f"values, outputs and files agree; only layouts differ: {len(verdict.differences)} "
+                              "layout difference(s), " + (f"{chosen} of them chosen by JAX (eager values under "
+                                                          "jax.set_mesh); " if chosen else "") + where)
+        else:
+            verdict.status = "divergent"
+            verdict.reason = f"{len(verdict.differences)} difference(s); {where}"
     elif nothing:
         verdict.status = "undecidable"
         verdict.reason = ("nothing was compared: neither side made a compiled call, left an observable "
@@ -255,7 +266,7 @@ def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 
     with open(before, encoding="utf-8", errors="replace") as f:
         options["unread"] = unread_globals(f.read())
     verdict = decide(runs, seconds=time.monotonic() - start, **options)
-    if recheck and verdict.status == "divergent":  # a difference: is it the program's own randomness?
+    if recheck and verdict.status in ("divergent", "layout_differs"):  # is it the program's own randomness?
         remove_created(runs)  # the second run starts from the tree as the first did
         again = run_sides({"before": scripts["before"]}, devices=devices, processes=processes, timeout=timeout,
                           trees=trees, legacy_python=legacy.python)

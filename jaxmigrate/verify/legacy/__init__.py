@@ -19,8 +19,9 @@ pjit's input/output contract):
 - GDAs accepted by ``jax.jit``, ``jax.eval_shape`` and ``jnp``; ``jax._src.device_array.DeviceArray``,
   ``jax.interpreters.pxla.ShardedDeviceArray``, ``array.device_buffers`` (``_arrays``);
 - ``jax.sharding.PositionalSharding`` (also ``jax.experimental.sharding`` and
-  ``jax._src.sharding_impls``), converted to a ``NamedSharding`` where JAX takes a sharding
-  (``_positional``);
+  ``jax._src.sharding_impls``), converted to a ``NamedSharding`` where JAX takes a sharding, with
+  0.4.13's ``is_equivalent_to`` (``_positional``); ``jax.random.KeyArray`` and ``PRNGKeyArray``,
+  the class of typed key arrays, as 0.4.13 bound them (``_random``);
 - with ``install_era_defaults()`` (the before side's process only): ``jax.make_mesh`` with Auto
   axes by default, as before 0.9.0; ``PartitionSpec`` equal to the tuple of its entries and
   CPU devices named ``TFRT_CPU_<n>`` by ``str``, lists taken as arrays by ``jnp.hstack`` and
@@ -140,11 +141,12 @@ def install() -> None:
     from jax._src import sharding_impls
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-    from jaxmigrate.verify.legacy import _arrays, _buffers, _config, _mesh, _positional, pjit
+    from jaxmigrate.verify.legacy import _arrays, _buffers, _config, _mesh, _positional, _random, pjit
 
     _config.install()
     _arrays.install()
     _positional.install()
+    _random.install()
     _mesh.patch_mesh_context()
     _buffers.install()
     for module in (jax.experimental.pjit, jax._src.pjit):

@@ -24,7 +24,9 @@ sharding, it becomes ``NamedSharding(mesh, P(*dims))``: ``install()`` patches ``
 ``jax.make_array_from_callback`` and ``jax.make_array_from_single_device_arrays`` to convert
 (the child's recorder wraps ``jax.jit`` after this, so both compose), and makes
 ``jax.sharding.PositionalSharding``, ``jax._src.sharding_impls.PositionalSharding`` and
-``jax.experimental.sharding.PositionalSharding`` resolve to it. Not emulated either:
+``jax.experimental.sharding.PositionalSharding`` resolve to it. ``is_equivalent_to(other, ndim)``
+is 0.4.13's: the same HLO sharding for rank ``ndim`` and the same device order, either way round
+with a ``NamedSharding``. Not emulated either:
 ``memory_kind`` other than None, and 0.4.x's rank promotion (a sharding of higher rank than the
 value whose leading dims are all 1).
 """
@@ -96,8 +98,8 @@ class PositionalSharding:
         return set(self._grid.flat)
 
     @property
-    def memory_kind(self):
-        return None
+    def memory_kind(self):  # 0.4.13 had none: the NamedSharding's, so that they compare equivalent
+        return self.to_named_sharding().memory_kind
 
     @property
     def is_fully_replicated(self) -> bool:
@@ -116,6 +118,19 @@ class PositionalSharding:
         if rank is not None and rank < len(dims) and all(s == 1 for s in self.shape[:len(dims) - rank]):
             dims = dims[len(dims) - rank:]
         return NamedSharding(Mesh(self._grid, names), PartitionSpec(*(None if d is None else names[d] for d in dims)))
+
+    def is_equivalent_to(self, other, ndim: int) -> bool:
+        """As in 0.4.13 (``XLACompatibleSharding.is_equivalent_to``): the same HLO sharding for a
+        value of rank ``ndim`` and the same device assignment (the devices in their original order)."""
+        theirs = other.to_named_sharding(ndim) if isinstance(other, PositionalSharding) else other
+        return bool(self.to_named_sharding(ndim).is_equivalent_to(theirs, ndim))
+
+    def _to_xla_hlo_sharding(self, ndim: int):  # for a jax sharding's is_equivalent_to(this, ndim)
+        return self.to_named_sharding(ndim)._to_xla_hlo_sharding(ndim)
+
+    @property
+    def _internal_device_list(self):  # the devices in their original order, as the mesh keeps them
+        return self.to_named_sharding()._internal_device_list
 
     def __getattr__(self, name):  # devices_indices_map, shard_shape, addressable_devices, ...
         if name.startswith("_"):

@@ -7,7 +7,10 @@ Semantics, from the 0.4.1 source and documentation:
   a leaf is a ``PartitionSpec``, ``None`` (= replicated, ``PartitionSpec()``), ``FROM_GDA`` (input
   only) or a ``Sharding``. ``in_shardings``/``out_shardings`` are accepted as the same thing
   (0.4.13 spelling); giving both spellings is an error. Keyword arguments at the call are not.
-- The mesh is the one of the enclosing ``with mesh:`` at each *call* (not at ``pjit()``).
+- The mesh is the one of the enclosing ``with mesh:`` at each *call* (not at ``pjit()``). Called
+  outside any mesh (jax.Array on), a ``None`` spec is unspecified, as JAX 0.4.13 ran it (0.4.1
+  raised "pjit requires a non-empty mesh"): what the real 0.4.13 runs, the emulation runs;
+  a ``PartitionSpec`` there still raises.
 - A GlobalDeviceArray input is global: with ``FROM_GDA`` its own ``mesh_axes`` are used, with a
   spec the spec must match them. ``FROM_GDA`` for a non-GDA input is an error.
 - Every other input is host-local (see ``_hostlocal``); outputs come back host-local, or as
@@ -76,6 +79,14 @@ def to_sharding(spec, mesh, what: str = "in_axis_resources"):
     if mesh is None:
         raise RuntimeError(_NO_MESH)
     return NamedSharding(mesh, spec)
+
+
+def _none_unspecified(spec):
+    """``spec`` with each ``None`` leaf unspecified, as JAX 0.4.13 read ``None`` (called outside
+    any mesh, its pjit ran such specs as ``jax.jit`` without shardings); all ``None``: unspecified."""
+    if all(s is None for s in _leaves(spec)):
+        return _UNSPECIFIED
+    return jax.tree_util.tree_map(lambda s: _UNSPECIFIED if s is None else s, spec, is_leaf=_is_leaf)
 
 
 def _leaves(tree):
@@ -193,16 +204,17 @@ class LegacyPjitFunction:
             raise ValueError(f"jitted function has static_argnums={self._static}, donate_argnums={self._donate} "
                              f"but was called with only {len(args)} positional arguments.")
         mesh = current_mesh()
-        needs_mesh = any(s is None or isinstance(s, PartitionSpec)
-                         for s in _leaves(self._in_spec) + _leaves(self._out_spec))
+        in_spec, out_spec = self._in_spec, self._out_spec
+        if mesh is None and _config.jax_array_enabled():  # as 0.4.13 ran it: None is unspecified there
+            in_spec, out_spec = _none_unspecified(in_spec), _none_unspecified(out_spec)
+        needs_mesh = any(s is None or isinstance(s, PartitionSpec) for s in _leaves(in_spec) + _leaves(out_spec))
         if mesh is None and (needs_mesh or not _config.jax_array_enabled()):
             raise RuntimeError(_NO_MESH)
         static = tuple((i, args[i]) for i in self._static)
         dyn_positions = [i for i in range(len(args)) if i not in self._static]
         dyn_args = tuple(args[i] for i in dyn_positions)
         flat, treedef = jax.tree_util.tree_flatten(dyn_args)
-        specs = ([self._in_spec] * len(flat) if _is_unspecified(self._in_spec)
-                 else _broadcast(self._in_spec, dyn_args, "in_axis_resources"))
+        specs = ([in_spec] * len(flat) if _is_unspecified(in_spec) else _broadcast(in_spec, dyn_args, "in_axis_resources"))
         converted = [_global_input(x, s, mesh) for x, s in zip(flat, specs)]
         values = [v for v, _ in converted]
         in_shardings = tuple(s for _, s in converted)
@@ -214,7 +226,7 @@ class LegacyPjitFunction:
                 donated.extend(range(offset, offset + count))
             offset += count
         key: Tuple[Any, ...] = (treedef, static, in_shardings, tuple(donated), mesh, tuple(sorted(kwargs)))
-        out_leaves, out_tree = jax.tree_util.tree_flatten(self._out_spec, is_leaf=_is_leaf)
+        out_leaves, out_tree = jax.tree_util.tree_flatten(out_spec, is_leaf=_is_leaf)
         shared_key = (self._fun, key, tuple(out_leaves), out_tree, tuple(sorted(self._jit_kwargs.items())))
         try:  # 0.4.1 cached by the function: a second pjit(f) of the same f did not trace again
             hash(shared_key)
@@ -223,11 +235,11 @@ class LegacyPjitFunction:
             cache = self._cache
         jitted = cache.get(key)
         if jitted is None:
-            jitted = self._build(treedef, static, dyn_positions, in_shardings, tuple(donated), mesh)
+            jitted = self._build(treedef, static, dyn_positions, in_shardings, tuple(donated), mesh, out_spec)
             cache[key] = jitted
         return jitted, values, any(_is_tracer(x) for x in flat)
 
-    def _build(self, treedef, static, dyn_positions, in_shardings, donated, mesh):
+    def _build(self, treedef, static, dyn_positions, in_shardings, donated, mesh, out_spec):
         fun, n_args = self._fun, len(dyn_positions) + len(static)
 
         def flat_fun(*leaves, **kwargs):
@@ -241,9 +253,10 @@ class LegacyPjitFunction:
         options = dict(self._jit_kwargs)
         if not all(s is None for s in in_shardings):
             options["in_shardings"] = in_shardings
-        if not _is_unspecified(self._out_spec):
+        if not _is_unspecified(out_spec):  # an unspecified leaf is None to jit: its choice
             options["out_shardings"] = jax.tree_util.tree_map(
-                lambda s: to_sharding(s, mesh, "out_axis_resources"), self._out_spec, is_leaf=_is_leaf)
+                lambda s: None if _is_unspecified(s) else to_sharding(s, mesh, "out_axis_resources"), out_spec,
+                is_leaf=_is_leaf)
         if donated:
             options["donate_argnums"] = donated
         return jax.jit(flat_fun, **options)

@@ -1,0 +1,32 @@
+"""``jax.random.KeyArray`` and ``jax.random.PRNGKeyArray`` as JAX 0.4.13 had them.
+
+In 0.4.13 (``jax/random.py``) both names were bound to ``jax._src.prng.PRNGKeyArray``, the class of
+typed key arrays (a raw ``PRNGKey(0)``, a uint32 array, never was one). Later releases removed the
+names (``jax.Array`` in annotations, ``jax.dtypes.prng_key`` in tests); the class itself is still
+there (``jax._src.random.prng`` since 0.9, ``jax._src.prng`` before), so the names are given back
+bound to it: an annotation works and an ``isinstance`` test answers as it did.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+
+def key_array_class():
+    """The installed JAX's class of typed key arrays."""
+    for name in ("jax._src.random.prng", "jax._src.prng"):
+        try:
+            return importlib.import_module(name).PRNGKeyArray
+        except (ImportError, AttributeError):
+            continue
+    return None
+
+
+def install() -> None:
+    import jax.random
+
+    cls = key_array_class()
+    if cls is not None:
+        for name in ("KeyArray", "PRNGKeyArray"):
+            if name not in vars(jax.random):
+                setattr(jax.random, name, cls)
