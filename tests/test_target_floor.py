@@ -51,6 +51,10 @@ AVAILABLE = {
     "jax.numpy.": ("0.1.0", None),
     # the API-history rules' replacements (JM801-JM803), read from the tags
     "jax.random.permutation": ("0.2.26", None),  # with `independent=`
+    "jax.eval_shape": ("0.4.1", None),  # the API history, from the tags
+    "jax.pmap": ("0.4.1", None),
+    "jax.random.key": ("0.4.11", None),
+    "jax.random.key_data": ("0.4.1", None),
     "jax.core.ShapedArray": ("0.1.60", None),
     "jax.core.Tracer": ("0.1.55", None),  # jax/core.py at jax-v0.1.55; re-exported from jax._src.core since
     "jax.nn.standardize": ("0.3.5", None),

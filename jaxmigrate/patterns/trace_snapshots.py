@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import delete_statement
+from jaxmigrate.catalog.api_history import exists
 from jaxmigrate.core.findings import Fix
 
 STATE = "jax.core.thread_local_state"
@@ -22,7 +23,10 @@ OPAQUE = "jax.extend.core.get_opaque_trace_state"
 
 
 def snapshot_fixes(ctx: FileContext) -> Dict[int, Fix]:
-    """id of each trace-state read that a snapshot rewrite removes -> that rewrite."""
+    """id of each trace-state read that a snapshot rewrite removes -> that rewrite (none where the
+    target lacks the opaque state: ``jax.extend.core`` has it from JAX 0.10.0)."""
+    if not exists(OPAQUE, ctx.target):
+        return {}
     return ctx.memo("trace_snapshots", _fixes)
 
 
