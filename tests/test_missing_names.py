@@ -159,6 +159,15 @@ def fake_modules(monkeypatch):
     from jaxmigrate.verify.legacy import _renamed
 
     monkeypatch.setattr(_renamed, "ACTIVE", False)
+    # ...and binds jax.random.KeyArray / PRNGKeyArray to the installed key class: take those away too
+    import jax.random
+
+    from jaxmigrate.verify.legacy import _random
+
+    given_back = _random.key_array_class()
+    for name in ("KeyArray", "PRNGKeyArray"):
+        if given_back is not None and vars(jax.random).get(name) is given_back:
+            monkeypatch.delattr(jax.random, name)
     yield
     for name in ("jax.broken_xyz", "jax.needs_dep_xyz"):
         sys.modules.pop(name, None)

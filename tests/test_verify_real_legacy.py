@@ -239,3 +239,30 @@ def _equivalent_on_0_4_13(before: Path, fixed: str, tmp_path, calls: int) -> Non
     assert verdict.status == "equivalent", shown
     assert verdict.differences == [], shown
     assert f"{calls} compiled call value(s)" in verdict.compared, shown
+
+
+IMPORT_TIME_LIBRARY = Path(__file__).parent / "verify_projects" / "import_time_library"
+
+
+def test_a_library_blocked_at_import_passes_its_own_tests_after_fix(jax_0_4_13, tmp_path):
+    """The program that imports (issue 37): a package whose modules read removed names as they load
+    (jaxlib's function types, the default PRNG's key shape, a trace-state snapshot in a class), so
+    on current JAX unmigrated no test of it even imports. After `fix --unsafe-fixes --target-jax
+    latest`, nothing is left to review, and its own tests on the installed JAX pass as the
+    unmigrated ones do on the real 0.4.13, test by test and value by value."""
+    import subprocess
+    import sys
+
+    from jaxmigrate.verify.suite import render, verify_suites
+
+    ignore = shutil.ignore_patterns("__pycache__", ".pytest_cache")
+    before = Path(shutil.copytree(IMPORT_TIME_LIBRARY, tmp_path / "before", ignore=ignore))
+    after = Path(shutil.copytree(IMPORT_TIME_LIBRARY, tmp_path / "after", ignore=ignore))
+    unmigrated = subprocess.run([sys.executable, "-c", "import tracelib"], cwd=after, capture_output=True, text=True)
+    assert unmigrated.returncode != 0 and "AttributeError" in unmigrated.stderr, unmigrated.stderr
+    result = CliRunner().invoke(main, ["fix", "--unsafe-fixes", "--target-jax", "latest", "--no-cache", str(after)])
+    assert result.exit_code == 0 and "0 findings left for manual review" in result.output, result.output
+    verdict = verify_suites(str(before), str(after), legacy_jax="0.4.13")
+    shown = render(verdict)
+    assert verdict.status == "equivalent", shown
+    assert "4 of 4 tests pass on both sides, 0 fail on both" in verdict.compared, shown
