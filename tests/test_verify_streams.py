@@ -94,3 +94,14 @@ def test_on_the_real_jax_0_4_13_the_same_pair_says_the_streams_differ(tmp_path, 
     assert verdict.legacy.startswith("real JAX 0.4.13"), verdict.legacy
     assert verdict.status == "streams_differ" and verdict.reason.startswith(SAYS), render_text(verdict)
     assert verdict.streams == {"before": [False], "after": [True], "rerun": True}
+
+
+def test_fix_verify_does_not_write_a_file_whose_streams_differ_and_says_what_to_do(tmp_path):
+    target = tmp_path / "draw.py"
+    legacy = DRAWS + "y = jax.tree_map(lambda v: v * 2, {'x': x})\n"  # JM601 rewrites the removed alias
+    target.write_text(legacy)
+    result = CliRunner().invoke(main, ["fix", "--verify", "-j", "1", str(target)])
+    assert result.exit_code == 2, result.output
+    assert f"not written: verification streams_differ: {SAYS}" in result.output
+    assert "only equivalent files are written: to take the new numbers, fix without --verify" in result.output
+    assert target.read_text() == legacy
