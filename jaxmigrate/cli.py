@@ -398,7 +398,8 @@ def verify(files, devices, processes, timeout, output_format, suites, legacy_jax
 
     This command EXECUTES the given files. Exit 0: equivalent, 1: divergent, 2: undecidable (a
     side could not run, BEFORE raised under the legacy runtime, or a time-out), 3: layout_differs
-    (values, outputs and files agree, array layouts do not; BEFORE AFTER pairs); 128 + the signal
+    (values, outputs and files agree, array layouts do not; BEFORE AFTER pairs), 4: streams_differ
+    (values agree once the AFTER side draws random numbers as JAX 0.4.x did); 128 + the signal
     when stopped before a verdict (130: Ctrl-C, 143: SIGTERM), with no process of it left.
     """
     _require_jax()

@@ -3,8 +3,8 @@
 Started by the runner with ``JAX_PLATFORMS=cpu`` and the host-platform device-count flag in its
 environment, in a scratch working folder of its own (``_layout``). In order: import jax; with
 several processes ``jax.distributed.initialize`` on 127.0.0.1 (the script's own call then does
-nothing); the legacy runtime on the before side; the recorder (``_recorder``); the global
-generators seeded; the script, run as ``__main__`` the way its project runs it (``--module``
+nothing); the legacy runtime on the before side; the recorder (``_recorder``); the random streams' tracker
+(``_streams``); the global generators seeded; the script, run as ``__main__`` the way its project runs it (``--module``
 for a package module, ``--path-entry`` first on sys.path); then its observations are written as plain data to
 the open file ``--out-fd`` (``_channel``: a file with no name the verifier gave it): every
 compiled call's value and donated inputs in call order, the observable module globals at exit,
@@ -150,6 +150,9 @@ def main(argv=None) -> None:
         from jaxmigrate.verify import _ambient
 
         _ambient.track()  # the meshes given to jax.set_mesh: JAX lays out eager values on them
+    from jaxmigrate.verify import _streams
+
+    _streams.track()  # the random streams each draw ran under (the legacy era's differ from today's)
     seed()
     from jaxmigrate.verify import _written
 
@@ -173,6 +176,7 @@ def main(argv=None) -> None:
         "files": {**observe_files(workdir), **_written.temporary_files()}, "outside": _written.outside(),
         "deprecations": deprecations(caught),
         "redirected": redirected, "foreign": _origin.foreign(), "jax_version": jax.__version__,
+        "streams": _streams.drawn(),
     }
     if args.side == "after":
         result["set_meshes"] = _ambient.meshes()

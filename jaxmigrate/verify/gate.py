@@ -66,8 +66,8 @@ def _verify_tree(base: str, results: Sequence, options) -> Dict[int, Verdict]:
 def verify_and_write(results: Sequence, *, devices: int = 8, processes: int = 1, timeout: float = 60.0,
                      legacy_jax: str = "emulated") -> List[Verdict]:
     """For each changed result, run the original on the legacy runtime and the fixed text on the
-    installed JAX; write the fixed text only when they are equivalent. A divergent or
-    undecidable file is left untouched and becomes an error on its result."""
+    installed JAX; write the fixed text only when they are equivalent. A file with any other
+    verdict is left untouched and becomes an error on its result."""
     options = dict(devices=devices, processes=processes, timeout=timeout, legacy_jax=legacy_jax)
     changed = [r for r in results if r.new_bytes is not None]
     by_base: Dict[str, list] = {}
@@ -82,6 +82,9 @@ def verify_and_write(results: Sequence, *, devices: int = 8, processes: int = 1,
             _write(result)
         else:
             result.error = f"not written: verification {verdict.status}: {verdict.reason}"
+            if verdict.status == "streams_differ":  # the numbers changed, JAX's doing: written only when equal
+                result.error += ("; only equivalent files are written: to take the new numbers, fix without "
+                                 "--verify; to keep the old ones, add the line to the original first")
             result.changed, result.fixes_applied = False, 0
         _settle(result)
     return [verdicts[id(r)] for r in changed]

@@ -1,10 +1,13 @@
-"""Run both sides of a script pair and decide: equivalent, divergent, layout_differs or undecidable.
+"""Run both sides of a script pair and decide: equivalent, divergent, layout_differs, streams_differ
+or undecidable.
 
 The processes are handled by ``_procs`` (fresh processes per side, both sides at once, killed by
 process group, loopback only). Undecidable: a side gave no observations, the before side raised,
 or nothing was compared. Layout_differs (exit 3): every difference is one of layout alone. A first
 comparison with differences runs the before side again; what
-differs between its two runs is unstable, left out and listed.
+differs between its two runs is unstable, left out and listed. Streams_differ (exit 4): a
+divergent pair whose sides drew random numbers under different streams (``_streams``) agrees once
+the after side is run again drawing as JAX 0.4.x did.
 """
 
 from __future__ import annotations
@@ -15,21 +18,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AbstractSet, Any, Dict, List, Optional, Set, Tuple
 
-from jaxmigrate.verify import _lifeline, _origin
+from jaxmigrate.verify import _lifeline, _origin, _streams
 from jaxmigrate.verify._files import remove_created, settle_outside, shared_folder
 from jaxmigrate.verify._layout import locate
 from jaxmigrate.verify._procs import ProcessRun, child_environment, free_port, run_launches, script_launch  # noqa: F401
 from jaxmigrate.verify.compare import Difference, compare_process, only_layouts
 from jaxmigrate.verify.observe import by_value
 
-EXIT_EQUIVALENT, EXIT_DIVERGENT, EXIT_UNDECIDABLE, EXIT_LAYOUT = 0, 1, 2, 3
+EXIT_EQUIVALENT, EXIT_DIVERGENT, EXIT_UNDECIDABLE, EXIT_LAYOUT, EXIT_STREAMS = 0, 1, 2, 3, 4
 _EXIT = {"equivalent": EXIT_EQUIVALENT, "divergent": EXIT_DIVERGENT, "undecidable": EXIT_UNDECIDABLE,
-         "layout_differs": EXIT_LAYOUT}
+         "layout_differs": EXIT_LAYOUT, "streams_differ": EXIT_STREAMS}
 
 
 @dataclass
 class Verdict:
-    status: str  # "equivalent" | "divergent" | "layout_differs" | "undecidable"
+    status: str  # "equivalent" | "divergent" | "layout_differs" | "streams_differ" | "undecidable"
     reason: str
     before: str
     after: str
@@ -54,6 +57,8 @@ class Verdict:
     elsewhere: List[str] = field(default_factory=list)
     # the program's own output (its stdout and stderr, interleaved), per side and process: shown with -v
     output: List[Dict[str, Any]] = field(default_factory=list)
+    # the random streams each side drew under (``_streams.summary``) and whether the after side was re-run on the old
+    streams: Dict[str, Any] = field(default_factory=dict)
     runs: List[ProcessRun] = field(default_factory=list, repr=False)
 
     @property
@@ -69,21 +74,23 @@ class Verdict:
             "differences": [d.to_dict() for d in self.differences], "errors": self.errors,
             "deprecations": self.deprecations, "unstable": self.unstable, "renamed": self.renamed,
             "trusted": self.trusted, "legacy": self.legacy, "unread": self.unread,
-            "elsewhere": self.elsewhere, "output": self.output,
+            "elsewhere": self.elsewhere, "streams": self.streams, "output": self.output,
         }
 
 
 def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeout: float,
-              trees: Optional[Dict[str, str]] = None, legacy_python: Optional[str] = None) -> Dict[str, List[ProcessRun]]:
+              trees: Optional[Dict[str, str]] = None, legacy_python: Optional[str] = None,
+              env: Optional[Dict[str, str]] = None, alone: Optional[bool] = None) -> Dict[str, List[ProcessRun]]:
     """Run each side (``{side: (script, filename)}``) at once; their process runs by side.
     What a side wrote into its project folder outside its working folders is observed only when
     it ran alone (``_files.settle_outside``). ``trees`` (``{side: folder}``, both sides) are the
     trees each side must import its code from (``_origin``). ``legacy_python``: the before side's
     interpreter, a venv with a real legacy JAX (``legacy_env``; None: the emulation on the
-    installed JAX)."""
+    installed JAX). ``env``: more environment for every side; ``alone``: observe the project files
+    as when a side ran alone (default: when it does)."""
     if devices < 1 or processes < 1 or devices % processes:
         raise ValueError(f"{devices} devices cannot be split evenly over {processes} processes")
-    env = child_environment(devices // processes)
+    env = dict(child_environment(devices // processes), **(env or {}))
     launches = {}
     for side, (script, filename) in scripts.items():
         side_env = env
@@ -96,7 +103,7 @@ def run_sides(scripts: Dict[str, tuple], *, devices: int, processes: int, timeou
     # what a side wrote outside its working folders: observed only when it ran alone (else the other
     # side may have written the same files at once)
     settle_outside(runs, {side: locate(filename).base for side, (_, filename) in scripts.items()},
-                   observe=len(scripts) == 1)
+                   observe=len(scripts) == 1 if alone is None else alone)
     return runs
 
 
@@ -151,6 +158,7 @@ def decide(runs: Dict[str, List[ProcessRun]], *, before: str, after: str, device
         verdict.reason = _origin.refusal(side, found, "before" if side == "after" else "after")
         return verdict
     verdict.trusted = sorted({name for b, _ in pairs for name in b.finished.get("trusted", ())})
+    verdict.streams = _streams.summary([b.finished for b, _ in pairs], [a.finished for _, a in pairs])
     sides_of: Dict[str, List[str]] = {}
     for run in verdict.runs:
         for path in run.finished.get("outside_unobserved", ()):
@@ -230,11 +238,13 @@ def _conclude(verdict: Verdict, nothing: bool) -> None:
 def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 1, timeout: float = 60.0,
                  before_name: Optional[str] = None, after_name: Optional[str] = None,
                  recheck: bool = True, trees: Optional[Dict[str, str]] = None,
-                 legacy_jax: str = "emulated") -> Verdict:
+                 legacy_jax: str = "emulated", streams: bool = True) -> Verdict:
     """Run ``before`` on the legacy runtime and ``after`` on the installed JAX; compare.
 
     With ``recheck`` (the default) a divergent first comparison runs the before side again and
-    leaves out what differs between its two runs (unstable); without it a difference stands.
+    leaves out what differs between its two runs (unstable); without it a difference stands. With
+    ``streams`` (the default) a divergent pair whose sides drew under different random streams
+    runs the after side again on the old streams: agreeing then, it is streams_differ.
 
     ``*_name`` is the file name each runs under (``__file__``, its directory is the working
     directory and ``sys.path[0]``), for a migrated text written to a temporary file. ``trees``
@@ -251,26 +261,29 @@ def verify_files(before: str, after: str, *, devices: int = 8, processes: int = 
     scripts = {"before": (os.path.abspath(before), os.path.abspath(before_name)),
                "after": (os.path.abspath(after), os.path.abspath(after_name))}
     legacy = choose(legacy_jax, [before], project_root(os.path.dirname(os.path.abspath(before_name))), processes)
-    runs = run_sides(scripts, devices=devices, processes=processes, timeout=timeout, trees=trees,
-                     legacy_python=legacy.python)
-    if shared_folder(runs):  # both wrote into one folder of the project at once: one side after the other
+    sides: Dict[str, Any] = dict(devices=devices, processes=processes, timeout=timeout, trees=trees,
+                                 legacy_python=legacy.python)
+    runs = run_sides(scripts, **sides)
+    alone = shared_folder(runs)
+    if alone:  # both wrote into one folder of the project at once: one side after the other
         remove_created(runs)
-        first = run_sides({"before": scripts["before"]}, devices=devices, processes=processes, timeout=timeout,
-                          trees=trees, legacy_python=legacy.python)
+        first = run_sides({"before": scripts["before"]}, **sides)
         remove_created(first)
-        runs = {"before": first["before"], "after": run_sides({"after": scripts["after"]}, devices=devices,
-                                                               processes=processes, timeout=timeout, trees=trees,
-                                                               legacy_python=legacy.python)["after"]}
+        runs = {"before": first["before"], "after": run_sides({"after": scripts["after"]}, **sides)["after"]}
     options: Dict[str, Any] = dict(before=before_name, after=after_name, devices=devices, processes=processes,
                                    timeout=timeout, legacy=legacy.ran(runs["before"]), legacy_asked=legacy_jax)
     with open(before, encoding="utf-8", errors="replace") as f:
         options["unread"] = unread_globals(f.read())
     verdict = decide(runs, seconds=time.monotonic() - start, **options)
+    again = None
     if recheck and verdict.status in ("divergent", "layout_differs"):  # is it the program's own randomness?
         remove_created(runs)  # the second run starts from the tree as the first did
-        again = run_sides({"before": scripts["before"]}, devices=devices, processes=processes, timeout=timeout,
-                          trees=trees, legacy_python=legacy.python)
+        again = run_sides({"before": scripts["before"]}, **sides)
         drop_unstable(verdict, runs["before"], again["before"])
+    if streams and verdict.status == "divergent" and _streams.differ(verdict.streams):  # JAX's new streams?
+        remove_created(again or runs)
+        old = run_sides({"after": scripts["after"]}, **sides, env=_streams.OLD_STREAMS, alone=alone)
+        settle_streams(verdict, runs["before"], old["after"], again["before"] if again else None, options)
     verdict.seconds = time.monotonic() - start
     return verdict
 
@@ -298,6 +311,21 @@ def drop_unstable(verdict: Verdict, first: List[ProcessRun], second: List[Proces
     _conclude(verdict, nothing=stable <= 0)
     if verdict.status == "undecidable":
         verdict.reason = "nothing stable was compared: every observation differed between two runs of the before side"
+
+
+def settle_streams(verdict: Verdict, before: List[ProcessRun], old: List[ProcessRun],
+                   again: Optional[List[ProcessRun]], options: Dict[str, Any]) -> None:
+    """A divergent pair compared again with the after side's run on the 0.4.x streams (``old``),
+    leaving out what was unstable between the before side's runs (``again``): agreeing, the
+    verdict is streams_differ, its differences those of the new streams; else it stays divergent."""
+    second = decide({"before": before, "after": old}, seconds=0.0, **options)
+    if again and second.status in ("divergent", "layout_differs"):
+        drop_unstable(second, before, again)
+    verdict.streams["rerun"] = True
+    if second.status == "equivalent":
+        verdict.status, verdict.reason = "streams_differ", _streams.reason(verdict.reason)
+    else:
+        verdict.reason += f"; with the after side drawing as JAX 0.4.x did (re-run): {second.status}, {second.reason}"
 
 
 def verify_migration(path: str, **options) -> Verdict:

@@ -114,17 +114,18 @@ def install_era_defaults() -> None:
     """Defaults of today's JAX set back to the legacy era's: ``jax.make_mesh`` with Auto axes, as
     before 0.9.0; ``PartitionSpec`` equal to tuples, CPU devices named ``TFRT_CPU_<n>``, lists
     taken by ``jnp.hstack`` and friends and ``concrete=False`` by ``jax.checkpoint``, as before
-    0.10.0. Apart from ``install()``: it
+    0.10.0; the random streams of 0.4.x (``jax_threefry_partitionable`` False), as before 0.5.0. Apart from ``install()``: it
     changes what today's code gets from a name that still exists, so only the before side's own
     process takes it (``_child``), not a process that also runs today's code (the runtime's
     in-process tests)."""
-    from jaxmigrate.verify.legacy import _devices, _mesh, _numpy, _remat
+    from jaxmigrate.verify.legacy import _devices, _mesh, _numpy, _random, _remat
 
     _mesh.patch_make_mesh()
     _mesh.patch_partition_spec_equality()
     _devices.patch_cpu_device_names()
     _numpy.patch_list_inputs()
     _remat.patch_checkpoint_concrete()
+    _random.use_old_streams()
 
 
 def install() -> None:
