@@ -155,7 +155,9 @@ def _history_versions(name: str) -> Tuple[Optional[str], Optional[str]]:
     row = history.entry(name)
     assert row is not None, name
     deprecated = history.versions[row.deprecated] if row.deprecated >= 0 else None
-    removed = history.versions[row.intervals[-1][1]] if row.intervals[-1][1] != -1 else None
+    # the last release that removed it (a name added back later, `jax.ad`, was removed before that)
+    ends = [end for _, end in row.intervals if end != -1]
+    removed = history.versions[max(ends)] if ends else None
     return deprecated, removed
 
 

@@ -53,6 +53,7 @@ AVAILABLE = {
     "jax.random.permutation": ("0.2.26", None),  # with `independent=`
     "jax.eval_shape": ("0.4.1", None),  # the API history, from the tags
     "jax.pmap": ("0.4.1", None),
+    "jax.interpreters.ad.": ("0.4.1", None),  # the module of jax.ad until 0.4.14 (deflinear, primitive_transposes)
     "jax.random.key": ("0.4.11", None),
     "jax.random.key_data": ("0.4.1", None),
     "jax.core.ShapedArray": ("0.1.60", None),

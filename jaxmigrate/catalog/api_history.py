@@ -203,6 +203,9 @@ def status(qualname: str, target: Optional[Version]) -> Optional[Status]:
             continue
         at = history.index(target)
         if history.present(found, at):
+            readded = _through_readded(name, found, history, at, parts[size:], target)
+            if readded is not None:
+                return readded
             since = history.deprecated_at(found, at)
             if since is None:
                 return None
@@ -216,6 +219,22 @@ def status(qualname: str, target: Optional[Version]) -> Optional[Status]:
             return None  # `jax.memory.Space`: an attribute of an object the target has
         return _status(name, "removed", removed, found, target)
     return None
+
+
+def _through_readded(name: str, found: Entry, history: History, at: int, rest: List[str],
+                     target: Optional[Version]) -> Optional[Status]:
+    """A member reached through a name that was removed and later added back as something else
+    (``jax.ad``: the module ``jax.interpreters.ad`` until 0.4.14, a namespace of new names from
+    0.10.0): judged as the old name when the module it stood for has the member at the target
+    (``jax.ad.deflinear`` is ``jax.interpreters.ad.deflinear``), else as the new name (no finding)."""
+    start = history._start_of_span(found, at)
+    ends = [end for _, end in found.intervals if end != -1 and start is not None and end <= start]
+    if not rest or not ends or not found.replacement:
+        return None
+    module = entry(found.replacement)
+    if module is None or not module.module or not exists(".".join([found.replacement, *rest]), target):
+        return None
+    return _status(name, "removed", history.versions[max(ends)], found, target)
 
 
 def _status(name: str, state: str, version: str, found: Entry, target: Optional[Version]) -> Status:

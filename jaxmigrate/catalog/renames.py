@@ -25,6 +25,12 @@ DROP_INS: Dict[str, str] = {
     "jax.numpy.trapz": "jax.scipy.integrate.trapezoid",  # trapz(y, x=None, dx=1.0, axis=-1): the same
 }
 
+#: names of ``jax`` that were bound to the very module JAX's deprecation pointed to (on JAX 0.4.13
+#: ``jax.ad is jax.interpreters.ad``, and so for ``pxla`` and ``xla``): a member reached through one
+#: is the module's own member, so ``jax.ad.deflinear`` -> ``jax.interpreters.ad.deflinear`` is a
+#: rename of the same object where the target still has it
+MODULE_ALIASES = frozenset({"jax.ad", "jax.pxla", "jax.xla"})
+
 #: call transforms: ``tie_in(x, y)`` returned ``y`` (a no-op since JAX 0.2.0's omnistaging);
 #: ``shuffle(key, x, axis)`` was removed in favour of ``permutation(key, x, axis, independent=True)``;
 #: ``with jax.experimental.enable_x64(v):`` / ``disable_x64()`` became the ``jax.enable_x64``

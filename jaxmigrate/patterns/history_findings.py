@@ -15,7 +15,7 @@ from jaxmigrate.analysis.values import type_comparison
 from jaxmigrate.catalog.api_history import Status, Version, entry, exists, is_private, status
 from jaxmigrate.catalog.array_classes import DISTINGUISH, DISTINGUISH_NEEDS, GAINS
 from jaxmigrate.catalog.owners import owner
-from jaxmigrate.catalog.renames import CALL_CODE, CALLS, DROP_INS, FUNCTION_TYPES, TYPE_TESTS
+from jaxmigrate.catalog.renames import CALL_CODE, CALLS, DROP_INS, FUNCTION_TYPES, MODULE_ALIASES, TYPE_TESTS
 from jaxmigrate.core.findings import Fix, FixSafety
 from jaxmigrate.patterns.api_references import Reference, references
 from jaxmigrate.patterns.array_tests import array_test, describe, use_kind
@@ -153,6 +153,9 @@ def _replacement(ctx: FileContext, ref: Reference) -> Advice:
             return advice, new, rewrite_use(ctx, ref.node, ref.spelled, new, safety)  # through a moved module
         return advice, new, rename_fix(ctx, ref, new, safety)
     fix = rename_fix(ctx, ref, new, "safe") if st.rename and st.replacement == new else None
+    if (fix is None and st.qualname in MODULE_ALIASES and new != st.replacement and not ref.is_import
+            and ref.via_import is None and isinstance(ref.node, ast.expr)):
+        fix = rewrite_use(ctx, ref.node, ref.spelled, new, "safe")  # `jax.ad.X`: the module's own `X`
     return f"`{new}`", new, fix
 
 

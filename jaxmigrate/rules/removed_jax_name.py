@@ -47,7 +47,11 @@ class RemovedJaxName(HistoryRule):
     not `jax.interpreters.pxla`, which dropped it too, but `jax.Array`); a name JAX gave no
     replacement for whose same name `jax.extend` has at the target is pointed there
     (`jax.core.unsafe_get_axis_names_DO_NOT_USE` → `jax.extend.core....`, reported, not
-    rewritten). Calls that have a known rewrite but no drop-in carry the code to write in the
+    rewritten). A name removed and later added back as something else (`jax.ad`: the module
+    `jax.interpreters.ad` until 0.4.14, a namespace of new names since 0.10.0) is read as the old
+    one where the module it stood for has the member at the target: `jax.ad.deflinear` becomes
+    `jax.interpreters.ad.deflinear` (safe: `jax.ad` was that very module), `jax.ad.GradRef` is
+    left alone. Calls that have a known rewrite but no drop-in carry the code to write in the
     finding's `suggestion` (JSON, SARIF, `fix --report`), written from the call:
     `hcb.call(fn, x, result_shape=S)` → `jax.experimental.io_callback(fn, S, x)` (or
     `jax.pure_callback` for a pure `fn`), `hcb.id_tap(tap, x)` →

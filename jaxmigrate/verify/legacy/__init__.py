@@ -142,8 +142,9 @@ def install() -> None:
     from jax._src import sharding_impls
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-    from jaxmigrate.verify.legacy import _arrays, _buffers, _config, _mesh, _positional, _random, pjit
+    from jaxmigrate.verify.legacy import _aliases, _arrays, _buffers, _config, _mesh, _positional, _random, pjit
 
+    _aliases.install()
     _config.install()
     _arrays.install()
     _positional.install()
