@@ -281,7 +281,9 @@ def _verify_and_write(results, verify_tests, legacy_jax) -> None:
 
                     click.echo(suite.render(verdict), err=True)
             else:
-                gate.verify_and_write(results, legacy_jax=legacy_jax)
+                for verdict, result in gate.verify_and_write(results, legacy_jax=legacy_jax):
+                    if verdict.status == "streams_differ":
+                        click.echo(gate.streams_notice(result.path), err=True)
         except legacy_env.Unavailable as exc:
             _legacy_unavailable(exc)
         except (KeyboardInterrupt, _lifeline.Ended) as stop:

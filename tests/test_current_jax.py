@@ -20,7 +20,7 @@ pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigra
 
 from jaxmigrate.verify.report import render_text  # noqa: E402
 from jaxmigrate.verify.runner import verify_files  # noqa: E402
-from tests.conftest import run  # noqa: E402
+from tests.conftest import run, streams_proven  # noqa: E402
 from tests.test_verify_fixtures import BY_DESIGN, CASES, SKIP  # noqa: E402
 
 # incomplete by design for the latest target too, or not a program (see test_verify_fixtures)
@@ -89,8 +89,8 @@ def test_latest_target_runs_clean_and_equivalent(case, verdicts):
     out, verdict = verdicts[case]
     if _id(case) in NOTHING_OBSERVABLE:  # imports and definitions only: both sides must run to the end
         assert nothing_compared(verdict), f"{out.text}\n{render_text(verdict)}"
-    else:
-        assert verdict.status == "equivalent", f"{out.text}\n{render_text(verdict)}"
+    else:  # a draw agrees on JAX 0.4.x's streams: the migration is proven, the numbers moved with JAX 0.5.0
+        assert verdict.status == "equivalent" or streams_proven(verdict), f"{out.text}\n{render_text(verdict)}"
     left = {f.code for f in out.findings}
     for warning in verdict.deprecations:  # only where the code that still warns is reported for a person
         codes = {code for text, code in WARNED_BY if text in warning}

@@ -31,7 +31,7 @@ pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigra
 from jaxmigrate.engine.pipeline import Outcome  # noqa: E402
 from jaxmigrate.verify.report import render_text  # noqa: E402
 from jaxmigrate.verify.runner import verify_files  # noqa: E402
-from tests.conftest import run  # noqa: E402
+from tests.conftest import NOTICES, run, streams_proven  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent / "programs"
 PROGRAMS = sorted(p.parent for p in ROOT.glob("*/before.py"))
@@ -143,7 +143,7 @@ def test_program_migrates_completely(program, snapshot):
     for name, out in _migrate(program).items():
         snapshot.snapshot_dir = program / Path(migrated_name(name)).parent
         snapshot.assert_match(out.text, Path(migrated_name(name)).name)
-        left += [f"{name}:{f.line}: {f.code} {f.message}" for f in out.findings]
+        left += [f"{name}:{f.line}: {f.code} {f.message}" for f in out.findings if f.code not in NOTICES]
     assert left == []
 
 
@@ -151,5 +151,7 @@ def test_program_migrates_completely(program, snapshot):
 def test_program_runs_and_is_equivalent(program, processes, verdicts):
     verdict = verdicts[(program, processes)]
     assert verdict is not None, "the after files are not the migration of the program (see test_program_migrates_completely)"
-    assert verdict.status == "equivalent", render_text(verdict)
+    # a program that draws agrees on the legacy side's streams (JAX 0.4.x's): its migration is proven, the
+    # numbers moved with JAX 0.5.0 (JM904 says so where the source shows it ran before 0.5.0)
+    assert verdict.status == "equivalent" or streams_proven(verdict), render_text(verdict)
     assert not verdict.deprecations, render_text(verdict)

@@ -29,6 +29,7 @@ import pytest
 pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigrate[verify]"')
 
 from jaxmigrate.verify.runner import verify_files  # noqa: E402
+from tests.conftest import streams_proven  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
 # a case: a folder with before.py and after.py, or a project fixture with before/ and after/ (main.py runs)
@@ -269,7 +270,9 @@ def test_fixture_pair_verified(case, processes, verdicts):
         assert nothing_compared(verdict), render_text(verdict)
         return
     if expected is None:
-        assert verdict.status == "equivalent", render_text(verdict)
+        # a pair that draws random numbers agrees on JAX 0.4.x's streams, the legacy side's: the code's
+        # migration is proven, the numbers moved with JAX 0.5.0 (docs/verify.md "Random streams")
+        assert verdict.status == "equivalent" or streams_proven(verdict), render_text(verdict)
         return
     statuses, text, why = expected
     statuses = (statuses,) if isinstance(statuses, str) else statuses

@@ -26,6 +26,7 @@ from jaxmigrate.engine.source import decode
 from jaxmigrate.engine.suppression import skips_file, unsuppressed
 from jaxmigrate.engine.writer import NotWritten, refusal, write_fixed
 from jaxmigrate.patterns.era import origin_facts
+from jaxmigrate.patterns.random_streams import streams_origin
 from jaxmigrate.rules import Rule
 
 MAX_ROUNDS = 10
@@ -385,7 +386,7 @@ def _run_rules(text: str, display: str, rules, settings: Settings, join_imports:
                 break
             if origin is None:  # before the first round, while the text's parse is the recent one
                 given = FileContext.of(original, display, settings.target)
-                origin = {**held, **origin_facts(given)}
+                origin = {**held, **origin_facts(given), **streams_origin(given)}
                 in_order = join_imports and imports_in_order(given)
             try:
                 text, applied = _apply_round(text, fixes)

@@ -26,6 +26,7 @@ from jaxmigrate.rules.pjit_axis_resources import PjitAxisResources
 from jaxmigrate.rules.pjit_to_jit import PjitToJit
 from jaxmigrate.rules.pmap_to_shard_map import PmapToShardMap
 from jaxmigrate.rules.positional_sharding import PositionalSharding
+from jaxmigrate.rules.random_streams import RandomStreams
 from jaxmigrate.rules.removed_jax_name import RemovedJaxName
 from jaxmigrate.rules.removed_maps_api import RemovedMapsApi
 from jaxmigrate.rules.removed_private_jax_name import RemovedPrivateJaxName
@@ -60,6 +61,7 @@ ALL_RULES: Sequence[Type[Rule]] = (  # in code order
     PartitionSpecTuple,
     CpuDeviceNames,
     StackListArguments,
+    RandomStreams,
 )
 BY_CODE: Dict[str, Type[Rule]] = {r.code: r for r in ALL_RULES}
 #: the prefilter's anchors for every rule's trigger words (``prefilter.Presence``)

@@ -16,9 +16,9 @@ import functools
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
-FLAG = "jax_threefry_partitionable"
+from jaxmigrate.catalog.changed_defaults import KEEP_OLD_STREAMS as KEEP_LINE, STREAMS_FLAG as FLAG
+
 OLD_STREAMS = {"JAX_THREEFRY_PARTITIONABLE": "0"}
-KEEP_LINE = f'jax.config.update("{FLAG}", False)'
 _HOMES = ("jax._src.random.threefry2x32", "jax._src.prng")
 _SEEN: List[bool] = []
 _TRACKED: List[bool] = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 from jaxmigrate.engine.pipeline import write_or_say_why
 from jaxmigrate.verify import _lifeline
@@ -64,10 +64,12 @@ def _verify_tree(base: str, results: Sequence, options) -> Dict[int, Verdict]:
 
 
 def verify_and_write(results: Sequence, *, devices: int = 8, processes: int = 1, timeout: float = 60.0,
-                     legacy_jax: str = "emulated") -> List[Verdict]:
+                     legacy_jax: str = "emulated") -> List[Tuple[Verdict, Any]]:
     """For each changed result, run the original on the legacy runtime and the fixed text on the
-    installed JAX; write the fixed text only when they are equivalent. A file with any other
-    verdict is left untouched and becomes an error on its result."""
+    installed JAX; write the fixed text when they are equivalent, or agree once the fixed side
+    draws random numbers as JAX 0.4.x did (streams_differ: the code's migration is proven, the
+    numbers moved with JAX 0.5.0; ``streams_notice`` says so). A file with any other verdict is
+    left untouched and becomes an error on its result."""
     options = dict(devices=devices, processes=processes, timeout=timeout, legacy_jax=legacy_jax)
     changed = [r for r in results if r.new_bytes is not None]
     by_base: Dict[str, list] = {}
@@ -78,16 +80,13 @@ def verify_and_write(results: Sequence, *, devices: int = 8, processes: int = 1,
         verdicts.update(_verify_tree(base, group, options))
     for result in changed:
         verdict = verdicts[id(result)]
-        if verdict.status == "equivalent":
+        if verdict.status in ("equivalent", "streams_differ"):  # streams: the code is right, JAX's numbers moved
             _write(result)
         else:
             result.error = f"not written: verification {verdict.status}: {verdict.reason}"
-            if verdict.status == "streams_differ":  # the numbers changed, JAX's doing: written only when equal
-                result.error += ("; only equivalent files are written: to take the new numbers, fix without "
-                                 "--verify; to keep the old ones, add the line to the original first")
             result.changed, result.fixes_applied = False, 0
         _settle(result)
-    return [verdicts[id(r)] for r in changed]
+    return [(verdicts[id(r)], r) for r in changed]
 
 
 def verify_suite_and_write(results: Sequence, tests: str, *, devices: int = 8, processes: int = 1,
@@ -125,3 +124,12 @@ def verify_suite_and_write(results: Sequence, tests: str, *, devices: int = 8, p
             result.changed, result.fixes_applied = False, 0
         _settle(result)
     return verdict
+
+
+def streams_notice(path: str) -> str:
+    """What ``fix --verify`` says of a file it wrote whose verdict was streams_differ."""
+    from jaxmigrate.verify._streams import FLAG, KEEP_LINE
+
+    return (f"{path}: written; verified on the random streams of JAX 0.4.x: the numbers it draws differ on the "
+            f"installed JAX (JAX 0.5.0 made `{FLAG}` the default); to keep the old numbers add `{KEEP_LINE}` "
+            "at program start (or in conftest.py)")
