@@ -25,8 +25,8 @@ _CHANGED = parse_version(STREAMS_CHANGED_IN)
 
 
 def written_before_new_streams(ctx: FileContext) -> Optional[str]:
-    """What shows that the module ran on a JAX before 0.5.0 (`` `jax.tree_multimap` at line 3,
-    removed in 0.4.24``), or None: of the text as given to the run, else of this text."""
+    """What shows that the module ran on a JAX before 0.5.0 (`` `jax.numpy.product` at line 3,
+    removed in JAX 0.4.16``), or None: of the text as given to the run, else of this text."""
     inherited = ctx.origin.get(OLD_STREAMS_ERA)
     if inherited is not None:
         return str(inherited)
@@ -50,8 +50,9 @@ def sets_streams(ctx: FileContext) -> bool:
 
 
 def streams_origin(ctx: FileContext) -> dict:
-    """The fact later fix rounds inherit: the evidence, for a module that draws and does not choose."""
-    if "random" not in ctx.source or not ctx.target_at_least(STREAMS_CHANGED_IN):
-        return {}
+    """The fact later fix rounds inherit: the evidence, for a module that draws (JM904 itself asks
+    whether the module sets the option)."""
+    if "random" not in ctx.source or not ctx.target_at_least(STREAMS_CHANGED_IN) or first_draw(ctx) is None:
+        return {}  # the draws first: a lookup, where the evidence walks the module's references
     evidence = written_before_new_streams(ctx)
-    return {OLD_STREAMS_ERA: evidence} if evidence is not None and first_draw(ctx) is not None else {}
+    return {OLD_STREAMS_ERA: evidence} if evidence is not None else {}
