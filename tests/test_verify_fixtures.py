@@ -21,14 +21,13 @@ The pairs run two at a time (both sides of a pair run at once too); see docs/ver
 from __future__ import annotations
 
 import importlib.util
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("jax", reason='needs the verify extra: pip install "jaxmigrate[verify]"')
 
-from jaxmigrate.verify.runner import verify_files  # noqa: E402
+from tests import verdicts as shared  # noqa: E402
 from tests.conftest import streams_proven  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
@@ -222,21 +221,16 @@ for _case in CASES:
 
 @pytest.fixture(scope="module")
 def verdicts(request):
-    """The verdicts of every selected pair, computed two pairs at a time."""
+    """The verdicts of every selected pair, computed two pairs at a time (tests/verdicts.py)."""
     wanted = []
     for item in request.session.items:
         spec = getattr(item, "callspec", None)
         if item.module is request.module and spec and "case" in spec.params and not item.get_closest_marker("skip"):
             wanted.append((spec.params["case"], spec.params["processes"]))
 
-    def run(job):
-        case, processes = job
-        # recheck=False: the pinned divergent verdicts are not about instability (test_verify_honest is)
-        return job, verify_files(str(_script(case, "before")), str(_script(case, "after")), processes=processes, timeout=90,
-                                 recheck=False)
-
-    with ThreadPoolExecutor(2) as pool:
-        return dict(pool.map(run, wanted))
+    # without the recheck: the pinned divergent verdicts are not about instability (test_verify_honest is);
+    # a pair tests/test_current_jax.py ran (the same after text) is not run again
+    return shared.verdicts((job, _script(job[0], "before"), _script(job[0], "after"), job[1]) for job in wanted)
 
 
 def _left_after_fix(case: Path) -> list:
