@@ -65,6 +65,7 @@ AVAILABLE = {
     "jax.scipy.integrate.trapezoid": ("0.4.15", None),
     "jax.enable_x64": ("0.8.0", None),  # the option's own context manager
     "jax.effects_barrier": ("0.3.14", None),  # jax/__init__.py at jax-v0.3.14
+    "jax.extend.random.define_prng_impl": ("0.4.20", None),  # the API history, from the tags
 }
 
 

@@ -76,8 +76,9 @@ BY_DESIGN = {
     "JM801/default_prng_impl": ("undecidable", "default_prng_impl", "the legacy runtime does not give back "
                                 "`jax.random.default_prng_impl`; on the real JAX 0.4.13 the pair is EQUIVALENT "
                                 "(tests/test_verify_real_legacy.py)"),
-    "JM801/prng_impl": ("undecidable", "prng", "`jax.prng.PRNGImpl` is reported with the define_prng_impl call to "
-                        "write; the legacy runtime does not give `jax.prng` back, nor does the installed JAX"),
+    "JM801/prng_impl": ("undecidable", "prng", "the legacy runtime does not give `jax.prng` back; on the real JAX "
+                        "0.4.13 the pair (PRNGImpl -> define_prng_impl, unsafe) is EQUIVALENT "
+                        "(tests/test_verify_real_legacy.py)"),
     "JM801/trace_state": ("undecidable", "thread_local_state", "the legacy runtime does not give back JAX's trace "
                           "stack; on the real JAX 0.4.13 the pair is EQUIVALENT (tests/test_verify_real_legacy.py)"),
     "JM801/function_types": ("undecidable", "no attribute 'xla'", "the legacy runtime does not give back jaxlib's "

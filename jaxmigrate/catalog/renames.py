@@ -46,6 +46,10 @@ CALLS: Dict[str, str] = {
     # default_prng_impl() gave the default PRNGImpl, read for its `key_shape`: the shape of a default
     # key's data (haiku's own migration of its key check)
     "jax.random.default_prng_impl": "jax.eval_shape/key-shape",
+    # PRNGImpl(...) -> define_prng_impl(...) (see CALL_CODE); seed_with_impl(impl, seed) was
+    # random_seed(seed, impl=impl): jax.random.key(seed, impl=impl), which takes both kinds of impl
+    "jax.prng.PRNGImpl": "jax.extend.random.define_prng_impl/from-prng-impl",
+    "jax.prng.seed_with_impl": "jax.random.key/seed-with-impl",
 }
 
 #: drop-ins to ``jax.Array`` that hold in annotations only: in an ``isinstance`` test every array
@@ -89,7 +93,7 @@ CALL_CODE: Dict[str, Tuple[Tuple[str, ...], str]] = {
     "jax.prng.PRNGImpl": (
         ("jax.extend.random.define_prng_impl",),
         "`jax.extend.random.define_prng_impl(key_shape=..., seed=..., split=..., random_bits=..., fold_in=...)` "
-        "(its result is opaque: pass it as `impl=` to `jax.random.key`)"),
+        "(its result is opaque: pass it as `impl=` to `jax.random.key`; `split` is given a shape now, not a count)"),
     # a library's own flags: JAX's deprecation (jax/_src/config.py at 0.4.20-0.4.24) says "Please
     # use other libraries for configuration instead"; what define_*_state returned had `.value`
     # and was a context manager for a block (`with flag(True):`)

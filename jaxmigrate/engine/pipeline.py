@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Sequence, Set, Tuple, Type
+from typing import AbstractSet, Any, Callable, List, Optional, Sequence, Set, Tuple, Type
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.import_layout import imports_in_order, join_written_imports
@@ -156,7 +156,8 @@ def analyse(text: str, path: str, rules: Sequence[Type[Rule]], target=None, orig
         except Exception as exc:  # noqa: BLE001 - a rule bug must not stop the run
             raise RuleError(rule_cls.code, exc) from exc
     findings.sort(key=lambda f: (f.line, f.column, f.code))
-    kept = _without_deferred(findings, deferring)
+    notices = {r.code for r in [*rules, *owners] if r.notice}
+    kept = _without_deferred(findings, deferring, notices)
     if owners:
         left_out = {r.code for r in owners}
         kept = [f for f in kept if f.code not in left_out]
@@ -177,15 +178,16 @@ def owners_left_out(data: bytes, codes: Sequence[str]) -> List[Type[Rule]]:
     from jaxmigrate.rules import ALL_RULES, BY_CODE
 
     chosen = set(codes)
-    left_out = [r for r in ALL_RULES if r.code not in chosen and not r.defers]
+    left_out = [r for r in ALL_RULES if r.code not in chosen and not r.defers and not r.notice]
     if not left_out or not any(BY_CODE[c].defers for c in chosen):
         return []
     return [r for r in active_rules(data, left_out) if not r.defers]
 
 
-def _without_deferred(findings: List[Finding], deferring: Set[str]) -> List[Finding]:
+def _without_deferred(findings: List[Finding], deferring: Set[str], notices: AbstractSet[str] = frozenset()) -> List[Finding]:
     """``findings`` (sorted by start) minus those of deferring rules that lie inside the span of
-    another rule's finding: one finding per reference, the hand-written rule's."""
+    another rule's finding: one finding per reference, the hand-written rule's. A notice's span
+    (``Rule.notice``) holds no reference: nothing inside it is dropped."""
     if not deferring or all(f.code in deferring for f in findings):
         return findings
     kept, reach = [], (0, 0)  # the furthest end among the other rules' findings started so far
@@ -193,7 +195,7 @@ def _without_deferred(findings: List[Finding], deferring: Set[str]) -> List[Find
         if f.code in deferring:
             if (f.end_line, f.end_column) <= reach:
                 continue
-        else:
+        elif f.code not in notices:
             reach = max(reach, (f.end_line, f.end_column))
         kept.append(f)
     return kept

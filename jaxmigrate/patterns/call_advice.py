@@ -18,8 +18,8 @@ GENERIC: Dict[str, str] = {
     "jax.experimental.host_callback.call": "jax.experimental.io_callback(fn, result_shape, arg)",
     "jax.experimental.host_callback.id_tap": "jax.experimental.io_callback(lambda a: tap(a, ()), None, arg, ordered=True)",
     "jax.xla_computation": "jax.jit(f).lower(*args).compiler_ir('hlo')",
-    "jax.prng.PRNGImpl": "jax.extend.random.define_prng_impl(key_shape=key_shape, seed=seed, split=split, "
-                         "random_bits=random_bits, fold_in=fold_in)",
+    "jax.prng.PRNGImpl": "jax.extend.random.define_prng_impl(key_shape=key_shape, seed=seed, "
+                         "split=lambda key, shape: split(key, *shape), random_bits=random_bits, fold_in=fold_in)",
     "jax.core.thread_local_state": "jax.extend.core.get_opaque_trace_state()",
     "jax.core.cur_sublevel": "jax.extend.core.get_opaque_trace_state()",
 }
@@ -68,18 +68,61 @@ def call_code(ctx: FileContext, qualname: str, node: ast.AST) -> str:
 
 
 def _prng_impl(ctx: FileContext, call: ast.Call) -> Optional[str]:
-    """``PRNGImpl(key_shape, seed, split, random_bits, fold_in, tag=...)`` as define_prng_impl's keywords."""
-    found = _arguments(ctx, call, ["key_shape", "seed", "split", "random_bits", "fold_in", "tag"])
+    return prng_impl_call(ctx, call, "jax.extend.random.define_prng_impl")
+
+
+#: ``PRNGImpl``'s fields in order (JAX 0.4.13 ``jax/_src/prng.py``: a NamedTuple, ``tag='?'``)
+PRNG_IMPL_FIELDS = ["key_shape", "seed", "split", "random_bits", "fold_in", "tag"]
+
+
+def prng_impl_call(ctx: FileContext, call: ast.Call, callee: str) -> Optional[str]:
+    """``PRNGImpl(key_shape, seed, split, random_bits, fold_in, tag=...)`` as ``callee``'s keywords
+    (define_prng_impl takes keywords only), its ``split`` wrapped (``split_wrapper``). None where
+    the arguments are not plain."""
+    found = prng_impl_arguments(call)
     if found is None:
         return None
-    return "jax.extend.random.define_prng_impl(" + ", ".join(f"{k}={v}" for k, v in found.items()) + ")"
+    texts = {name: ctx.text(node) for name, node in found.items()}
+    texts["split"] = split_wrapper(ctx, found["split"])
+    return f"{callee}(" + ", ".join(f"{k}={v}" for k, v in texts.items()) + ")"
+
+
+def prng_impl_arguments(call: ast.Call) -> Optional[Dict[str, ast.expr]]:
+    """Each argument of a ``PRNGImpl(...)`` call by its field, or None where one is missing or unknown."""
+    if len(call.args) > len(PRNG_IMPL_FIELDS) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    found = dict(zip(PRNG_IMPL_FIELDS, call.args))
+    for kw in call.keywords:
+        if kw.arg not in PRNG_IMPL_FIELDS or kw.arg in found:
+            return None
+        found[kw.arg] = kw.value
+    return None if set(PRNG_IMPL_FIELDS[:5]) - set(found) else found
+
+
+def split_wrapper(ctx: FileContext, split: ast.expr) -> str:
+    """The ``split`` to give define_prng_impl for a PRNGImpl's: that one took a count
+    (``split(key, 2)``), JAX passes a shape since (``split(key, (2,))``), so the old function is
+    called with the count, as every call of the old API made it (``jax.random.split(key, num)``, a
+    shape of one dimension). A name or a lambda is called as it is; another expression is
+    evaluated once, bound as a default (where the call evaluated it)."""
+    taken = {n.id for n in ast.walk(split) if isinstance(n, ast.Name)}
+    taken |= {a.arg for n in ast.walk(split) if isinstance(n, ast.Lambda) for a in ast.walk(n.args)
+              if isinstance(a, ast.arg)}
+    key, shape, old = (next(n for n in (base, base[0], base + "_", base + "__") if n not in taken)
+                       for base in ("key", "shape", "split"))
+    text = ctx.text(split)
+    if isinstance(split, ast.Lambda):
+        return f"lambda {key}, {shape}: ({text})({key}, *{shape})"
+    if isinstance(split, (ast.Name, ast.Attribute)):
+        return f"lambda {key}, {shape}: {text}({key}, *{shape})"
+    return f"lambda {key}, {shape}, {old}={text}: {old}({key}, *{shape})"
 
 
 def _plain(call: ast.Call) -> bool:
     return not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg is not None for k in call.keywords)
 
 
-def _arguments(ctx: FileContext, call: ast.Call, names: List[str]) -> Optional[Dict[str, str]]:
+def arguments(ctx: FileContext, call: ast.Call, names: List[str]) -> Optional[Dict[str, str]]:
     """The source text of each argument by its parameter name (positional ones in ``names``
     order), or None if a keyword is not one of ``names``."""
     if len(call.args) > len(names):
@@ -95,7 +138,7 @@ def _arguments(ctx: FileContext, call: ast.Call, names: List[str]) -> Optional[D
 def _hcb_call(ctx: FileContext, call: ast.Call) -> Optional[str]:
     """``call(fn, arg, result_shape=S)`` ran ``fn(arg)`` on the host: ``io_callback(fn, S, arg)``
     (``result_shape`` None: a function that returns nothing)."""
-    found = _arguments(ctx, call, ["callback_func", "arg", "result_shape"])
+    found = arguments(ctx, call, ["callback_func", "arg", "result_shape"])
     if found is None or "callback_func" not in found:
         return None
     return (f"jax.experimental.io_callback({found['callback_func']}, {found.get('result_shape', 'None')}, "
@@ -104,7 +147,7 @@ def _hcb_call(ctx: FileContext, call: ast.Call) -> Optional[str]:
 
 def _id_tap(ctx: FileContext, call: ast.Call) -> Optional[str]:
     """``id_tap(tap, x)`` called ``tap(x, transforms)`` and returned ``x`` (or ``result``)."""
-    found = _arguments(ctx, call, ["tap_func", "arg", "result"])
+    found = arguments(ctx, call, ["tap_func", "arg", "result"])
     if found is None or "tap_func" not in found or "arg" not in found:
         return None
     tap = found["tap_func"]
@@ -130,7 +173,7 @@ def _flag(ctx: FileContext, call: ast.Call, qualname: str) -> Optional[str]:
     ``x = Flag(name, default, help)`` (the hooks and other options have no counterpart)."""
     kind = qualname[len("jax.config.define_"):-len("_state")]
     names = _STATE_PARAMETERS[kind]
-    found = _arguments(ctx, call, names + ["update_global_hook", "update_thread_local_hook", "upgrade",
+    found = arguments(ctx, call, names + ["update_global_hook", "update_thread_local_hook", "upgrade",
                                            "extra_description"])
     if found is None or not {"name", "default"} <= found.keys() or set(found) - set(names) - {"extra_description"}:
         return None

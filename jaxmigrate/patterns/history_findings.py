@@ -102,13 +102,18 @@ def _message(ctx: FileContext, ref: Reference, advice: Optional[str]) -> str:
     return text
 
 
+#: call transforms whose name, where the transform does not take the use (not called, ``*args``),
+#: is renamed as the history says: ``seed_with_impl`` is ``jax.extend.random.seed_with_impl``
+RENAMED_UNCALLED = frozenset({"jax.prng.seed_with_impl"})
+
+
 def _replacement(ctx: FileContext, ref: Reference) -> Advice:
     """(what to use instead at the target, as message text; the code; the fix) for one reference."""
     st = ref.status
     if ref.spelled in FUNCTION_TYPES and not ref.is_import and isinstance(ref.node, ast.expr):
         return function_type_advice(ctx, ref.node, ref.spelled)
     transform = CALLS.get(st.qualname)
-    if transform is not None and not ref.is_import:
+    if transform is not None and not ref.is_import and st.qualname not in CALL_CODE:
         call_name, _, keyword = transform.partition("/")
         fix = call_fix(ctx, ref, transform)
         if call_name == "second-argument":
@@ -116,10 +121,13 @@ def _replacement(ctx: FileContext, ref: Reference) -> Advice:
             plain = isinstance(call, ast.Call) and call.func is ref.node and len(call.args) == 2
             second = ctx.text(call.args[1]) if plain else None  # type: ignore[union-attr]  # a call: plain
             return "its second argument (it returned it unchanged)", second, fix
-        if exists(call_name, ctx.target):
+        if fix is None and st.qualname in RENAMED_UNCALLED:
+            pass  # not a call the transform takes: the history's rename below
+        elif exists(call_name, ctx.target):
             code = {"with": f"with {call_name}(...):", "with-False": f"with {call_name}(False):",
                     "no-arguments": f"{call_name}()",
-                    "key-shape": "jax.eval_shape(lambda seed: jax.random.key_data(jax.random.key(seed)), 0).shape"
+                    "key-shape": "jax.eval_shape(lambda seed: jax.random.key_data(jax.random.key(seed)), 0).shape",
+                    "seed-with-impl": f"{call_name}(seed, impl=impl)",
                     }.get(keyword, f"{call_name}(..., {keyword}=True)")
             if keyword == "key-shape":
                 return f"`{code}` for its `key_shape` (the shape of a default key's data)", code, fix
@@ -132,8 +140,9 @@ def _replacement(ctx: FileContext, ref: Reference) -> Advice:
                     "jax.extend.core.get_opaque_trace_state()", snapshot)
     if st.qualname in CALL_CODE and (ref.spelled == st.qualname or ref.spelled.startswith(st.qualname + ".")):
         needs, advice = CALL_CODE[st.qualname]
-        if all(exists(name, ctx.target) for name in needs):
-            return advice, call_code(ctx, st.qualname, ref.node), None
+        if all(exists(name, ctx.target) for name in needs):  # the call rewritten where CALLS has it
+            fix = call_fix(ctx, ref, transform) if transform is not None and not ref.is_import else None
+            return advice, call_code(ctx, st.qualname, ref.node), fix
     new, how, old = replacement_name(ref.spelled, st, ctx.target)
     if new is None:
         return None, None, None

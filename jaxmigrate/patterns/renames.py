@@ -35,6 +35,7 @@ from jaxmigrate.analysis.statements import (
 )
 from jaxmigrate.core.findings import Edit, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.api_references import Reference
+from jaxmigrate.patterns.call_advice import arguments, prng_impl_arguments, split_wrapper
 
 
 def _last(qualname: str) -> str:
@@ -204,6 +205,16 @@ def call_fix(ctx: FileContext, ref: Reference, transform: str) -> Optional[Fix]:
                    drop_unused_imports=importer(ctx).root_import(call.func))
     if transform == "jax.eval_shape/key-shape":
         return _key_shape(ctx, call)
+    if transform == "jax.extend.random.define_prng_impl/from-prng-impl":
+        return _prng_impl(ctx, call)
+    if transform == "jax.random.key/seed-with-impl":  # seed_with_impl(impl, seed): a key of that impl
+        found = arguments(ctx, call, ["impl", "seed"])
+        if found is None or len(found) != 2:
+            return None
+        # safe: key() takes define_prng_impl's result and a PRNGImpl alike, seed_with_impl only the latter
+        text, imports = importer(ctx).reference("jax.random.key", at=call.func, dotted=True)
+        return Fix("safe", edits=(ctx.replace(call, f"{text}({found['seed']}, impl={found['impl']})"),),
+                   add_imports=imports, drop_unused_imports=importer(ctx).root_import(call.func))
     if transform == "jax.effects_barrier/no-arguments":  # barrier_wait(logging_name=None): a name for logs
         if len(call.args) + len(call.keywords) > 1 or any(k.arg != "logging_name" for k in call.keywords):
             return None
@@ -212,6 +223,25 @@ def call_fix(ctx: FileContext, ref: Reference, transform: str) -> Optional[Fix]:
         return Fix("unsafe", edits=(ctx.replace(call, f"{text}()"),), add_imports=imports,
                    drop_unused_imports=importer(ctx).root_import(call.func))
     return None
+
+
+def _prng_impl(ctx: FileContext, call: ast.Call) -> Optional[Fix]:
+    """``PRNGImpl(...)`` -> ``define_prng_impl(...)`` in place (its layout and comments kept):
+    positional arguments named, ``split`` wrapped to take the shape JAX passes now. Unsafe: what
+    it returns is opaque (no ``.key_shape``, ``.tag``), where the NamedTuple's fields could be read."""
+    found = prng_impl_arguments(call)
+    if found is None:
+        return None
+    text, imports = importer(ctx).reference("jax.extend.random.define_prng_impl", at=call.func, dotted=True)
+    edits = [ctx.replace(call.func, text)]
+    for name, node in found.items():
+        value = split_wrapper(ctx, node) if name == "split" else None
+        if any(node is a for a in call.args):
+            start, end = ctx.span(node)
+            edits.append(Edit(start, end if value else start, f"{name}={value or ''}"))
+        elif value:
+            edits.append(ctx.replace(node, value))
+    return Fix("unsafe", edits=tuple(edits), add_imports=imports, drop_unused_imports=importer(ctx).root_import(call.func))
 
 
 def _key_shape(ctx: FileContext, call: ast.Call) -> Optional[Fix]:

@@ -95,6 +95,9 @@ class Rule:
     #: arguments of a pjit call JM701 rewrites, the `with` statement of JM702). Names a
     #: hand-written rule owns are not theirs at all (``catalog/owners.py``)
     defers: ClassVar[bool] = False
+    #: its findings are about what code computes, not a reference (JM904's first draw): another
+    #: rule's finding inside one's span is a reference of its own and stands
+    notice: ClassVar[bool] = False
     #: run on every file some other rule wants (the file is parsed anyway, and this rule's check is
     #: cheap there); its own prefilter decides only for the files no other rule wants
     rides_along: ClassVar[bool] = False
@@ -159,7 +162,8 @@ class HistoryRule(Rule):
     unsafe_note = ("the new name behaves differently here: a type test for `jax.Array` is true for every array, "
                    "`shuffle` becomes `permutation(..., independent=True)`, `barrier_wait()` becomes "
                    "`jax.effects_barrier()` (before JAX 0.4.30 it does not wait for host_callback's taps), `tie_in(x, y)` "
-                   "no longer evaluates `x`")
+                   "no longer evaluates `x`, a `PRNGImpl(...)` becomes `define_prng_impl(...)`, whose result is opaque "
+                   "(its fields such as `.key_shape` are gone)")
 
     @classmethod
     def wants(cls, data) -> bool:

@@ -40,6 +40,7 @@ class RandomStreams(Rule):
     summary = "random draws of a module that ran before JAX 0.5.0, whose default streams changed the numbers"
     triggers = (b"jax",)
     requires = ((b"random",),)
+    notice = True  # a removed name inside the draw (`jax.random.shuffle`, an argument) is JM801's to report
     examples = (
         Example(
             snippet("""

@@ -111,6 +111,11 @@ def _unseen_copy(array):
 
 def _jax(array) -> Dict[str, Any]:
     obs: Dict[str, Any] = {"kind": "array", "shape": tuple(array.shape), "dtype": str(array.dtype)}
+    if obs["dtype"].startswith("key<"):  # typed PRNG keys (key<fry>): their data is what they hold
+        import jax
+
+        obs.update(_jax(jax.random.key_data(array)), shape=obs["shape"], dtype=obs["dtype"])
+        return obs
     if array.is_deleted():
         obs.update(deleted=True, sharding=None, data=None)
         return obs
@@ -168,9 +173,21 @@ def _pytree(value, children, aux, depth: int) -> Dict[str, Any]:
             "items": tuple((key, observe(child, depth + 1)) for key, child in children)}
 
 
+def _prng_impl(value) -> Optional[Dict[str, Any]]:
+    """A PRNG implementation, as JAX 0.4's ``PRNGImpl`` (a NamedTuple of functions) and as
+    ``define_prng_impl``'s opaque result that wraps one: its key shape and tag."""
+    impl = getattr(value, "_impl", value) if type(value).__name__ == "PRNGSpec" else value
+    if type(impl).__name__ != "PRNGImpl" or not type(impl).__module__.startswith("jax."):
+        return None
+    return {"kind": "str", "value": f"PRNG implementation {tuple(impl.key_shape)!r} {impl.tag!r}"}
+
+
 def observe(value, depth: int = 0) -> Dict[str, Any]:
     """The observation of any value (an opaque object is only its type name)."""
     try:
+        impl = _prng_impl(value)
+        if impl is not None:
+            return impl
         array = _underlying(value)
         if array is not None:
             return _numpy(array) if isinstance(array, (np.ndarray, np.generic)) else _jax(array)
@@ -206,6 +223,8 @@ def is_observable(value, depth: int = 0) -> bool:
     if _underlying(value) is not None:
         return True
     if isinstance(value, (bool, numbers.Number, str)) or _sharding_object(value) is not None:
+        return True
+    if _prng_impl(value) is not None:
         return True
     if isinstance(value, (tuple, list, dict)) and depth < MAX_DEPTH and len(value) <= MAX_ITEMS:
         items = value.values() if isinstance(value, dict) else value
