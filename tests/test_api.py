@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,8 @@ from jaxmigrate import api
 from tests.test_cli import LEGACY, MANUAL, invoke
 
 ROOT = Path(__file__).resolve().parent.parent
-UNSAFE = ROOT / "fixtures/JM401/device_forms_unsafe/before.py"
+#: only an unsafe fix: a device's buffers as a list (its count is a safe fix)
+UNSAFE = "import jax\n\n\ndef first():\n    return jax.local_devices()[0].live_buffers()\n"
 
 
 def _cli_records(*args, cwd) -> list:
@@ -31,7 +31,7 @@ def project(tmp_path: Path, monkeypatch) -> Path:
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "legacy.py").write_text(LEGACY + MANUAL)
     (tmp_path / "pkg" / "tree.py").write_text("import jax\n\nx = jax.tree_map(abs, [1])\n")
-    shutil.copy(UNSAFE, tmp_path / "pkg" / "buffers.py")
+    (tmp_path / "pkg" / "buffers.py").write_text(UNSAFE)
     return tmp_path
 
 

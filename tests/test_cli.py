@@ -111,7 +111,7 @@ def test_select_and_ignore(tree):
 
 
 def test_unsafe_fixes_flag(tmp_path):
-    src = "import jax\n\nn = len(jax.devices()[0].live_buffers())\n"
+    src = "import jax\n\nbufs = jax.devices()[0].live_buffers()\n"
     (tmp_path / "a.py").write_text(src)
     assert invoke("fix", str(tmp_path)).exit_code == 1
     assert (tmp_path / "a.py").read_text() == src

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.usefixtures("pinned_target")  # engine tests: see tests
 SHIFTING = 'import jax\njax.config.update("jax_array", True)\nfrom jax.experimental.maps import xmap\n'
 LEGACY = 'from jax.experimental.pjit import pjit\n\nf = pjit(abs, in_axis_resources=None, out_axis_resources=None)\n'
 # JM401 on a device: an unsafe fix
-UNSAFE = "import jax\n\nn = len(jax.devices()[0].live_buffers())\n"
+UNSAFE = "import jax\n\nbufs = jax.devices()[0].live_buffers()\n"  # a device's list: unsafe (a count is safe)
 
 
 def invoke(*args, cwd: Path):

@@ -78,7 +78,7 @@ def test_output_file_statistics_and_exit_zero(tmp_path):
 
 def test_fix_report_lists_what_is_left(tmp_path):
     path = _tree(tmp_path)
-    (tmp_path / "d.py").write_text("import jax\n\nn = len(jax.devices()[0].live_buffers())\n")
+    (tmp_path / "d.py").write_text("import jax\n\nbufs = jax.devices()[0].live_buffers()\n")
     report = tmp_path / "migration-report.md"
     result = CliRunner().invoke(main, ["fix", "--report", str(report), str(tmp_path)])
     assert result.exit_code == 1

@@ -164,11 +164,12 @@ class FromGda(Rule):
         generic = (f"{pj.name or 'pjitted_f'} = pjit(f, out_shardings=...)\n"
                    f"{', '.join(f'array{k + 2}' for k in range(len(host)))} = multihost_utils.host_local_array_to_global_array("
                    f"{_group(args)}, mesh, {_group(specs)})")
-        if not isinstance(pj.spec, ast.keyword) or pj.name is None:
+        if not isinstance(pj.spec, ast.keyword):
             return self.finding(ctx, pj.value, message, suggestion=generic)
-        sites = call_sites(ctx, pj)
+        sites = _sites(ctx, pj)
         if not sites:
-            return self.finding(ctx, pj.value, message + f" at each call of `{pj.name}`", suggestion=generic)
+            where = f" at each call of `{pj.name}`" if pj.name else ""
+            return self.finding(ctx, pj.value, message + where, suggestion=generic)
         edits: List[Edit] = [drop_argument(ctx, pj.call, pj.spec)]
         imports: List[ImportRef] = []
         for site in sites:
@@ -178,9 +179,10 @@ class FromGda(Rule):
                     args = [ctx.text(site.args[i]) for i in host]
                     names = [f"array{k + 2}" for k in range(len(host))]
                     call = ", ".join(names[host.index(i)] if i in host else ctx.text(a) for i, a in enumerate(site.args))
-                    generic = (f"{pj.name} = pjit(f, out_shardings=...)\n{', '.join(names)} = "
+                    name = pj.name or "pjitted_f"
+                    generic = (f"{name} = pjit(f, out_shardings=...)\n{', '.join(names)} = "
                                f"multihost_utils.host_local_array_to_global_array({_group(args)}, mesh, {_group(specs)})\n"
-                               f"{pj.name}({call})")
+                               f"{name}({call})")
                 return self.finding(ctx, pj.value, f"{message}: {planned}", suggestion=generic)
             edits.extend(planned[0])
             imports.extend(planned[1])
@@ -227,6 +229,15 @@ class FromGda(Rule):
 
 
 # helpers -----------------------------------------------------------------------------------
+def _sites(ctx: FileContext, pj: PjitCall) -> List[ast.Call]:
+    """The calls of the pjitted function: of its name, or the one call of a pjit called at once
+    (``pjit(f, ...)(x, y)``)."""
+    if pj.name is not None:
+        return call_sites(ctx, pj)
+    parent = ctx.parent(pj.call)
+    return [parent] if isinstance(parent, ast.Call) and parent.func is pj.call else []
+
+
 def _python_number(node: ast.expr) -> bool:
     """A number literal (``3.0``, ``-1``, ``True``): pjit and jit take Python numbers as they are, and the
     host-local conversion does not (it wants arrays)."""

@@ -38,11 +38,13 @@ class LiveBuffers(Rule):
     `sum(len(a.sharding.addressable_devices) for a in jax.live_arrays())`: one buffer a device
     of this process, counted without making the shards' arrays (iterating `addressable_shards`
     creates single-device arrays that later `jax.live_arrays()` calls list, so a leak check
-    built on it finds leaks of its own making). Safe fixes; a program that holds its arrays'
-    shard views, `shard.data`, has them counted again, as they are live arrays of their own.
+    built on it finds leaks of its own making). A device's count, `len(device.live_buffers())`,
+    becomes `sum(1 for a in jax.live_arrays() if device in a.sharding.device_set)` for the same
+    reason. Safe fixes; a program that holds its arrays' shard views, `shard.data`, has them
+    counted again, as they are live arrays of their own.
     Any other use (the buffers' shapes, their bytes) is reported: `jax.live_arrays()` lists
     arrays, and their shards' `.data` are new arrays that later listings see. The device form
-    is unsafe: it lists single-device jax.Arrays (shards) rather than raw device buffers.
+    is unsafe where it is a list: single-device jax.Arrays (shards) rather than raw device buffers.
 
     ## Why is this bad?
     With jax.Array (the only mode since JAX 0.4.7) `live_buffers()` no longer sees arrays: it
@@ -121,10 +123,23 @@ class LiveBuffers(Rule):
             snippet("""
                 import jax
 
-                n = len([s.data for a in jax.live_arrays() for s in a.addressable_shards if s.device == jax.devices()[0]])
+                n = sum(1 for a in jax.live_arrays() if jax.devices()[0] in a.sharding.device_set)
+            """),
+            title="a device's count: the live arrays with a shard on it",
+        ),
+        Example(
+            snippet("""
+                import jax
+
+                on_first = jax.devices()[0].live_buffers()
+            """),
+            snippet("""
+                import jax
+
+                on_first = [s.data for a in jax.live_arrays() for s in a.addressable_shards if s.device == jax.devices()[0]]
             """),
             unsafe=True,
-            title="a device: its shards of the live arrays",
+            title="a device's buffers: its shards of the live arrays",
         ),
     )
 
@@ -188,6 +203,13 @@ class LiveBuffers(Rule):
                                 replacement="jax.live_arrays()")
         device = ctx.text(receiver)
         shards = f"[s.data for a in {live}() for s in a.addressable_shards if s.device == {device}]"
+        if kind == "device" and _use(ctx, call) == "count":  # one buffer an array with a shard there
+            counted = ctx.parent(call)
+            assert counted is not None  # the `len(...)` call
+            text = f"sum(1 for a in {live}() if {device} in a.sharding.device_set)"
+            return self.finding(ctx, call, "`Device.live_buffers()` sees no jax.Array: count the arrays of "
+                                "`jax.live_arrays()` with a shard on that device (one buffer each, as it counted)",
+                                Fix("safe", edits=(ctx.replace(counted, text),), add_imports=imports))
         if kind == "device":
             fix = Fix("unsafe", edits=(ctx.replace(call, shards),), add_imports=imports)
             return self.finding(ctx, call, "`Device.live_buffers()` sees no jax.Array: use the shards of "

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from jaxmigrate.catalog.changed_defaults import KEEP_OLD_STREAMS as KEEP_LINE, STREAMS_FLAG as FLAG
 
-OLD_STREAMS = {"JAX_THREEFRY_PARTITIONABLE": "0"}
+OLD_STREAMS = {FLAG.upper(): "0"}  # JAX reads an option's default from its name in capitals
 _HOMES = ("jax._src.random.threefry2x32", "jax._src.prng")
 _SEEN: List[bool] = []
 _TRACKED: List[bool] = []

@@ -43,5 +43,7 @@ def use_old_streams() -> None:
 
     import jax
 
-    if "JAX_THREEFRY_PARTITIONABLE" not in os.environ and hasattr(jax.config, "jax_threefry_partitionable"):
-        jax.config.update("jax_threefry_partitionable", False)
+    from jaxmigrate.catalog.changed_defaults import STREAMS_FLAG
+
+    if STREAMS_FLAG.upper() not in os.environ and hasattr(jax.config, STREAMS_FLAG):
+        jax.config.update(STREAMS_FLAG, False)
