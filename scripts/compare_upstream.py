@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,9 +39,10 @@ def git(mirror: str, *args: str) -> str:
     return subprocess.run(["git", "-C", mirror, *args], check=True, capture_output=True, text=True).stdout
 
 
-def extract(mirror: str, rev: str, dest: Path) -> list:
-    """Write the tree at rev under dest; return the paths whose blobs the mirror lacks."""
-    entries = [line.split("\t", 1) for line in git(mirror, "ls-tree", "-r", "-z", rev).split("\0") if line]
+def extract(mirror: str, rev: str, dest: Path, paths: Sequence[str] = ()) -> list:
+    """Write the tree at rev (only ``paths`` of it, when given) under dest; return the paths whose
+    blobs the mirror lacks."""
+    entries = [line.split("\t", 1) for line in git(mirror, "ls-tree", "-r", "-z", rev, "--", *paths).split("\0") if line]
     blobs = [(meta.split()[2], path) for meta, path in entries if meta.split()[1] == "blob"]
     batch = subprocess.run(["git", "-C", mirror, "cat-file", "--batch"], input="".join(f"{sha}\n" for sha, _ in blobs).encode(),
                            check=True, capture_output=True).stdout

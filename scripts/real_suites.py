@@ -65,9 +65,44 @@ class Project:
     current: Tuple[str, ...]  # the same dependencies, current releases
     pytest_args: Tuple[str, ...] = ()
     notes: str = ""
+    paths: Tuple[str, ...] = ()  # the parts of the tree extracted (and so fixed and on PYTHONPATH); () is all of it
+    env: Tuple[Tuple[str, str], ...] = ()  # environment variables the tests run with, on every side
 
+
+_JAX_TESTS = ("pjit", "pmap", "array", "multi_device", "mesh_utils", "random", "tree_util", "x64_context", "xmap")
+_JAX_LEGACY = ("absl-py==1.4.0", "numpy<1.25", "scipy<1.11", "opt_einsum==3.3.0", "ml_dtypes==0.2.0", "cloudpickle==2.2.1")
+_JAX_CURRENT = ("absl-py", "numpy", "scipy", "opt_einsum", "ml_dtypes", "cloudpickle")
+_JAX_ENV = (("XLA_FLAGS", "--xla_force_host_platform_device_count=8"), ("JAX_NUM_GENERATED_CASES", "1"),
+            ("JAX_SKIP_SLOW_TESTS", "1"))
 
 PROJECTS: Dict[str, Project] = {
+    # JAX's own tests of the legacy sharding APIs (and a few public ones beside them) at the tag
+    # jax-v0.4.1 (December 2022). Only tests/ and the root conftest.py are extracted: the tree's
+    # jax/ must not shadow the installed JAX on any side. The root pytest.ini is left out too: its
+    # filterwarnings=error would fail on 0.4.13's deprecation warnings of 0.4.1's APIs. XLA_FLAGS
+    # as the files' own setUpModule sets it (JAX's CI at the tag relied on that), once for the
+    # process; JAX_NUM_GENERATED_CASES and JAX_SKIP_SLOW_TESTS as the CI's test job set them.
+    # Most of these files import JAX internals of 0.4.1 (jax._src.util.prod, jax._src.lib.xla_bridge,
+    # jax._src.device_array) or jax.experimental.global_device_array, all gone by 0.4.13: on the
+    # legacy side only random, tree_util and x64_context import.
+    "jax-v0.4.1": Project(
+        commit="jax-v0.4.1",
+        paths=("tests", "conftest.py"),
+        tests=tuple(f"tests/{name}_test.py" for name in (*_JAX_TESTS, "global_device_array")),
+        legacy=_JAX_LEGACY, current=_JAX_CURRENT, env=_JAX_ENV,
+        notes="tests/ of the tag only (JAX's own source is not extracted); jtu is the installed JAX's own "
+              "jax._src.test_util, different on each side; 7 of the 10 files fail to import on 0.4.13",
+    ),
+    # The same files at the legacy side's own tag (global_device_array_test.py was gone by then):
+    # its jtu and internals are the ones the tests were written against, so the legacy side is
+    # JAX's own CI's; the sharding APIs are still the legacy ones (jax.experimental.pjit, xmap, maps).
+    "jax-v0.4.13": Project(
+        commit="jax-v0.4.13",
+        paths=("tests", "conftest.py"),
+        tests=tuple(f"tests/{name}_test.py" for name in _JAX_TESTS),
+        legacy=_JAX_LEGACY, current=_JAX_CURRENT, env=_JAX_ENV,
+        notes="tests/ of the tag only, as jax-v0.4.1",
+    ),
     # the last commit before March 2023; requirements.txt and requirements-test.txt of that commit
     # (tensorflow 2.9.1, for jax2tf_test.py alone, is left out: its one test file fails to import on
     # every side and is listed as such)
@@ -130,7 +165,7 @@ def test_files(tree: Path, project: Project, only: Sequence[str]) -> List[str]:
 
 def run_tests(python: str, tree: Path, files: Sequence[str], junit: Path, jobs: int, project: Project) -> dict:
     """Run pytest on ``files`` of ``tree``; each test's outcome and, when it fails, its report text."""
-    env = dict(os.environ, PYTHONPATH=str(tree), JAX_PLATFORMS="cpu", PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONPATH=str(tree), JAX_PLATFORMS="cpu", PYTHONDONTWRITEBYTECODE="1", **dict(project.env))
     env.pop("PYTHONHOME", None)
     args = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=native", "-o", "junit_family=xunit1",
             f"--junitxml={junit}", "--timeout=600", "--continue-on-collection-errors", "-rN",
@@ -298,7 +333,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     shutil.rmtree(src, ignore_errors=True)
     shutil.rmtree(fixed, ignore_errors=True)
     src.mkdir(parents=True)
-    missing = extract(args.mirror, project.commit, src)
+    missing = extract(args.mirror, project.commit, src, project.paths)
     if missing:
         print(f"[real_suites] {len(missing)} blobs missing from the mirror: {missing[:5]}", file=sys.stderr)
     shutil.copytree(src, fixed)
