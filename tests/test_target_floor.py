@@ -55,6 +55,7 @@ AVAILABLE = {
     "jax.pmap": ("0.4.1", None),
     "jax.interpreters.ad.": ("0.4.1", None),  # the module of jax.ad until 0.4.14 (deflinear, primitive_transposes)
     "jax.random.key": ("0.4.11", None),
+    "jax.random.PRNGKey": ("0.1.0", None),  # with the keyword `impl` from 0.4.14 (jax/_src/random.py at jax-v0.4.14)
     "jax.random.key_data": ("0.4.1", None),
     "jax.core.ShapedArray": ("0.1.60", None),
     "jax.core.Tracer": ("0.1.55", None),  # jax/core.py at jax-v0.1.55; re-exported from jax._src.core since

@@ -79,6 +79,14 @@ BY_DESIGN = {
     "JM801/prng_impl": ("undecidable", "prng", "the legacy runtime does not give `jax.prng` back; on the real JAX "
                         "0.4.13 the pair (PRNGImpl -> define_prng_impl, unsafe) is EQUIVALENT "
                         "(tests/test_verify_real_legacy.py)"),
+    "JM403/forms": ("undecidable", "not callable", "the legacy runtime does not give back the `device()` method of "
+                    "arrays (the installed JAX's `.device` is a property); on the real JAX 0.4.13 the pair is "
+                    "EQUIVALENT (tests/test_verify_real_legacy.py)"),
+    "JM403/old_target": ("undecidable", "not callable", "as JM403/forms: the legacy runtime does not give back "
+                         "`device()`; for a target before 0.4.31 it is reported with `.devices()` to write"),
+    "JM801/rbg_keys": ("undecidable", "rbg_key", "the legacy runtime does not give back `jax.random.rbg_key` (not "
+                       "the same object as any name JAX has now); on the real JAX 0.4.13 the pair agrees on 0.4.x's "
+                       "streams (tests/test_verify_real_legacy.py)"),
     "JM801/trace_state": ("undecidable", "thread_local_state", "the legacy runtime does not give back JAX's trace "
                           "stack; on the real JAX 0.4.13 the pair is EQUIVALENT (tests/test_verify_real_legacy.py)"),
     "JM801/function_types": ("undecidable", "no attribute 'xla'", "the legacy runtime does not give back jaxlib's "

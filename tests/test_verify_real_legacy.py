@@ -232,6 +232,32 @@ def test_jm801_import_time_blockers_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path,
     _equivalent_on_0_4_13(before, fixed.text, tmp_path, calls=calls)
 
 
+def test_jm403_device_method_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path):
+    """`arr.device()` (JAX 0.4's own tests' helper): `arr.device`, the property of current JAX,
+    names the same device the real 0.4.13's method returned."""
+    from tests.conftest import run
+
+    before = Path(__file__).parent.parent / "fixtures" / "JM403" / "forms" / "before.py"
+    fixed = run(before.read_text(), unsafe=True)
+    assert fixed.findings == [] and "data.device()" not in fixed.text
+    _equivalent_on_0_4_13(before, fixed.text, tmp_path, calls=0)
+
+
+def test_jm801_keys_of_other_implementations_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path):
+    """`rbg_key(seed)` and its kin become `PRNGKey(seed, impl=...)`, as JAX's deprecation said: the
+    rbg bits agree with the real 0.4.13, and the threefry key's split agrees on 0.4.x's streams
+    (a proven STREAMS_DIFFER); `PRNGKey(seed)`, the advice before, made a threefry key of it."""
+    from tests.conftest import run, streams_proven
+
+    before = Path(__file__).parent.parent / "fixtures" / "JM801" / "rbg_keys" / "before.py"
+    fixed = run(before.read_text())
+    assert [f.code for f in fixed.findings] == ["JM904"] and 'impl="rbg"' in fixed.text  # the streams notice
+    after = tmp_path / "after.py"
+    after.write_text(fixed.text)
+    verdict = verify_files(str(before), str(after), legacy_jax="0.4.13")
+    assert verdict.legacy.startswith("real JAX 0.4.13") and streams_proven(verdict), render_text(verdict)
+
+
 def _equivalent_on_0_4_13(before: Path, fixed: str, tmp_path, calls: int) -> None:
     """``before`` on the real 0.4.13 and ``fixed`` on the installed JAX agree, ``calls`` values compared."""
     after = tmp_path / "after.py"

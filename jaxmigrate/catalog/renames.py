@@ -50,6 +50,10 @@ CALLS: Dict[str, str] = {
     # random_seed(seed, impl=impl): jax.random.key(seed, impl=impl), which takes both kinds of impl
     "jax.prng.PRNGImpl": "jax.extend.random.define_prng_impl/from-prng-impl",
     "jax.prng.seed_with_impl": "jax.random.key/seed-with-impl",
+    # rbg_key(seed) and the others made a key of that implementation: JAX's own deprecation message
+    # (jax/random.py at 0.4.23) says `jax.random.PRNGKey(seed, 'rbg')`, not the default PRNGKey; `impl` is
+    # keyword-only there (from 0.4.14)
+    **{f"jax.random.{impl}_key": f"jax.random.PRNGKey/impl:{impl}" for impl in ("rbg", "unsafe_rbg", "threefry2x32")},
 }
 
 #: drop-ins to ``jax.Array`` that hold in annotations only: in an ``isinstance`` test every array

@@ -129,6 +129,8 @@ def _replacement(ctx: FileContext, ref: Reference) -> Advice:
                     "key-shape": "jax.eval_shape(lambda seed: jax.random.key_data(jax.random.key(seed)), 0).shape",
                     "seed-with-impl": f"{call_name}(seed, impl=impl)",
                     }.get(keyword, f"{call_name}(..., {keyword}=True)")
+            if keyword.startswith("impl:"):
+                code = f'{call_name}(seed, impl="{keyword[5:]}")'
             if keyword == "key-shape":
                 return f"`{code}` for its `key_shape` (the shape of a default key's data)", code, fix
             return f"`{code}`", code, fix

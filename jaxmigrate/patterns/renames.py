@@ -215,6 +215,14 @@ def call_fix(ctx: FileContext, ref: Reference, transform: str) -> Optional[Fix]:
         text, imports = importer(ctx).reference("jax.random.key", at=call.func, dotted=True)
         return Fix("safe", edits=(ctx.replace(call, f"{text}({found['seed']}, impl={found['impl']})"),),
                    add_imports=imports, drop_unused_imports=importer(ctx).root_import(call.func))
+    if transform.startswith("jax.random.PRNGKey/impl:"):  # rbg_key(seed) -> PRNGKey(seed, impl="rbg")
+        found = arguments(ctx, call, ["seed"])
+        if found is None or len(found) != 1:
+            return None
+        text, imports = importer(ctx).reference("jax.random.PRNGKey", at=call.func, dotted=True)
+        impl = transform.rpartition(":")[2]
+        return Fix("safe", edits=(ctx.replace(call, f'{text}({found["seed"]}, impl="{impl}")'),), add_imports=imports,
+                   drop_unused_imports=importer(ctx).root_import(call.func))
     if transform == "jax.effects_barrier/no-arguments":  # barrier_wait(logging_name=None): a name for logs
         if len(call.args) + len(call.keywords) > 1 or any(k.arg != "logging_name" for k in call.keywords):
             return None

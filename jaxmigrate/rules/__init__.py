@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Optional, Sequence, Type
 
 from jaxmigrate.prefilter import anchors_of
+from jaxmigrate.rules.array_device_method import ArrayDeviceMethod
 from jaxmigrate.rules.base import Rule
 from jaxmigrate.rules.call_arguments import CallArguments
 from jaxmigrate.rules.cpu_device_names import CpuDeviceNames
@@ -42,6 +43,7 @@ ALL_RULES: Sequence[Type[Rule]] = (  # in code order
     JaxArrayConfig,
     LiveBuffers,
     DeviceBuffers,
+    ArrayDeviceMethod,
     GdaConstruction,
     GdaAttributes,
     FromGda,
