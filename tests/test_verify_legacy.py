@@ -383,6 +383,9 @@ def test_key_array_names_are_the_typed_key_class_as_in_0_4_13():
     assert jax.random.KeyArray is jax.random.PRNGKeyArray
     assert not isinstance(jax.random.PRNGKey(0), jax.random.KeyArray)
     assert isinstance(jax.random.key(0), jax.random.KeyArray)
+    # 0.4.13's metaclass read a tracer's abstract value: a traced typed key is one too, a traced raw key not
+    assert jax.jit(lambda k: jax.numpy.float32(isinstance(k, jax.random.KeyArray)))(jax.random.key(0)) == 1
+    assert jax.jit(lambda k: jax.numpy.float32(isinstance(k, jax.random.KeyArray)))(jax.random.PRNGKey(0)) == 0
 
 
 def test_positional_sharding_is_equivalent_to_answers_as_0_4_13():

@@ -215,14 +215,15 @@ def test_jm701_nothing_to_shard_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path):
 
 
 @pytest.mark.parametrize("case,calls", [("function_types", 1), ("default_prng_impl", 1), ("trace_state", 1),
-                                        ("prng_impl", 1)])
+                                        ("prng_impl", 1), ("key_type_tests", 1)])
 def test_jm801_import_time_blockers_on_the_real_jax_0_4_13(jax_0_4_13, tmp_path, case, calls):
     """Removed names a library reads at import or on every call (issue 37): jaxlib's function types
     (`jax.xla.xe.CompiledFunction`, ...; the unsafe fix writes the type `jax.jit` returns and drops
     `PmapFunction` from a tuple), `jax.random.default_prng_impl().key_shape` (the shape of a
     default key's data), a snapshot of the trace stack (JAX's opaque trace state now) and
     `jax.prng.PRNGImpl(...)` (define_prng_impl, its split given the count it took) with
-    `seed_with_impl`: the real 0.4.13 runs before.py, the installed JAX the fixed code, alike."""
+    `seed_with_impl`, and `isinstance(k, KeyArray)` written out as the key test: the real 0.4.13 runs
+    before.py, the installed JAX the fixed code, alike."""
     from tests.conftest import run
 
     before = Path(__file__).parent.parent / "fixtures" / "JM801" / case / "before.py"

@@ -10,6 +10,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Tuple, cast
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.import_layout import name_key
+from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.names import canonical
 from jaxmigrate.analysis.values import type_comparison
 from jaxmigrate.catalog.api_history import Status, Version, entry, exists, is_private, status
@@ -150,6 +151,10 @@ def _replacement(ctx: FileContext, ref: Reference) -> Advice:
         return None, None, None
     if how == "same-name":
         return f"`{new}` (the same name under `jax.extend`: check that it does what the old one did)", new, None
+    if old in TYPE_TESTS and not ref.is_import and isinstance(ref.node, ast.expr):
+        key_test = _key_test_fix(ctx, ref.node, old)
+        if key_test is not None:
+            return key_test
     if how == "drop-in" or old in TYPE_TESTS:
         safety: FixSafety = "safe"
         advice = f"`{new}`"
@@ -244,6 +249,31 @@ def distinguishing_test(ctx: FileContext, old: str, value: str) -> Optional[str]
     if template is None or not all(exists(name, ctx.target) for name in DISTINGUISH_NEEDS):
         return None
     return template.format(value)
+
+
+def _key_test_fix(ctx: FileContext, node: ast.expr, old: str) -> Optional[Advice]:
+    """``isinstance(name, KeyArray)`` (a name, the class alone): the key test written out,
+    ``(isinstance(name, jax.Array) and jax.dtypes.issubdtype(name.dtype, jax.dtypes.prng_key))``,
+    which is True for typed keys and their tracers and False for raw keys and anything else, as
+    the class test was. Unsafe: the test is rewritten, not renamed."""
+    test = TYPE_TESTS[old]
+    call = ctx.parent(node)
+    if (test is None or not exists("jax.dtypes.prng_key", ctx.target) or not isinstance(call, ast.Call)
+            or not isinstance(call.func, ast.Name) or call.func.id != "isinstance" or call.keywords
+            or len(call.args) != 2 or call.args[1] is not node or not isinstance(call.args[0], ast.Name)
+            or ctx.qualname(call.func) is not None):
+        return None
+    value = call.args[0].id
+    array, imports = importer(ctx).reference("jax.Array", at=call)
+    dtypes, more = importer(ctx).reference("jax.dtypes", at=call, dotted=True)
+    code = f"isinstance({value}, {array}) and {dtypes}.issubdtype({value}.dtype, {dtypes}.prng_key)"
+    holder = ctx.parent(call)
+    alone = isinstance(holder, (ast.If, ast.While, ast.Assert)) and holder.test is call or (
+        isinstance(holder, (ast.Assign, ast.Return)) and holder.value is call)
+    fix = Fix("unsafe", edits=(ctx.replace(call, code if alone else f"({code})"),), add_imports=(*imports, *more),
+              drop_unused_imports=importer(ctx).root_import(node))
+    return (f"`{code}`, unsafe: the test for a key written out (every array is a `jax.Array`, raw keys too)",
+            code, fix)
 
 
 def _type_test_advice(ctx: FileContext, node: ast.expr, old: str, value: str) -> Use:
