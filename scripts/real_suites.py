@@ -26,6 +26,12 @@ changed that line, and a class:
   silent         none of these: a JAX change nothing reported
 
 The classes are a first sort, made from the traceback; the report lists the evidence beside each.
+A dependency no registry serves (``Project.stand_ins``: flaxformer, for vision_transformer) gets a
+stand-in, written to WORK/stand-ins (outside the trees, which are not changed) and put on
+``PYTHONPATH`` after the tree on every side: its modules import, and calling any name they hold
+raises ``ModuleNotFoundError`` saying so. The tests that reach it fail on every side; the report
+lists them apart, as dependency, and they are not compared.
+
 WORK/report.json holds everything; the text report is a table and a list per class.
 """
 
@@ -67,6 +73,7 @@ class Project:
     notes: str = ""
     paths: Tuple[str, ...] = ()  # the parts of the tree extracted (and so fixed and on PYTHONPATH); () is all of it
     env: Tuple[Tuple[str, str], ...] = ()  # environment variables the tests run with, on every side
+    stand_ins: Tuple[str, ...] = ()  # modules of a dependency no registry serves (a stand-in each, see STAND_IN)
 
 
 _JAX_TESTS = ("pjit", "pmap", "array", "multi_device", "mesh_utils", "random", "tree_util", "x64_context", "xmap")
@@ -114,7 +121,52 @@ PROJECTS: Dict[str, Project] = {
         current=("absl-py", "jmp", "tabulate", "chex", "cloudpickle", "dill", "mock", "dm-tree", "optax"),
         notes="tensorflow is not installed: haiku/_src/integration/jax2tf_test.py needs it",
     ),
+    # the last commit before March 2023; vit_jax/requirements.txt of that commit, pinned to releases
+    # of early-to-mid 2023 that resolve with JAX 0.4.13 and Python 3.11. TensorFlow 2.12 (March 2023),
+    # not 2.13: tensorflow-text 2.13.0 has no Python 3.11 wheel; `tensorflow`, not `tensorflow-cpu`:
+    # tensorflow-text requires it. The pins below tensorflow-hub keep the resolver from the releases of
+    # 2024-2026 (tf-keras 2.15, orbax-checkpoint 0.5, ml-dtypes 0.5, etils 1.15), which JAX 0.4.13
+    # and TensorFlow 2.12 predate. flaxformer (LiT's BERT tower) is on no registry: a stand-in. tensorboard
+    # on the current side: clu.metric_writers imports it, and TensorFlow 2.20 stopped requiring it.
+    "vision_transformer": Project(
+        commit="85c4f53",
+        tests=("vit_jax/*_test.py",),
+        legacy=("absl-py<1.5", "flax==0.6.10", "optax==0.1.5", "chex==0.1.7", "clu==0.0.9", "ml-collections==0.1.1",
+                "einops==0.6.1", "tensorflow==2.12.1", "tensorflow-text==2.12.1", "tensorflow-datasets==4.9.2",
+                "tensorflow-hub==0.13.0", "tensorflow-metadata==1.13.1", "orbax-checkpoint==0.2.3",
+                "tensorstore==0.1.36", "ml-dtypes==0.2.0", "etils==1.3.0", "array-record==0.4.0", "numpy<1.25",
+                "scipy<1.11", "pandas<2.1"),
+        current=("absl-py", "flax", "optax", "chex", "clu", "ml-collections", "einops", "tensorflow", "tensorflow-text",
+                 "tensorflow-datasets", "numpy", "scipy", "pandas", "tensorboard"),
+        stand_ins=("flaxformer.architectures.bert.bert", "flaxformer.architectures.bert.configs"),
+        notes="flaxformer is on no registry (requirements.txt installs it from GitHub): a stand-in that fails "
+              "when LiT's BERT tower is built; train_test's tfds case downloads cifar10, which this machine cannot",
+    ),
 }
+
+STAND_IN_MARK = "a stand-in of scripts/real_suites.py"
+STAND_IN = f'''"""{STAND_IN_MARK}: the package is not installable here; its names fail when used."""
+
+
+class _Missing:
+    def __init__(self, name):
+        self._name = name
+
+    def __call__(self, *args, **kwargs):
+        raise ModuleNotFoundError(f"No module named {{self._name.split('.')[0]!r}} ({STAND_IN_MARK}: "
+                                  f"{{self._name}} was called)")
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Missing(f"{{self._name}}.{{attr}}")
+
+
+def __getattr__(attr):
+    if attr.startswith("__"):
+        raise AttributeError(attr)
+    return _Missing(f"{{__name__}}.{{attr}}")
+'''
 
 CLASSES = ("reported", "wrong fix", "dependency", "internals", "silent")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.M)
@@ -156,6 +208,20 @@ def current_requirements(project: Project) -> List[str]:
     return [f"jax=={jax.__version__}", f"jaxlib=={jaxlib.__version__}", *project.current, *PYTEST]
 
 
+def write_stand_ins(folder: Path, modules: Sequence[str]) -> None:
+    """A stand-in module for each of ``modules``, and its parent packages, under ``folder``."""
+    shutil.rmtree(folder, ignore_errors=True)
+    for module in modules:
+        parts = module.split(".")
+        for depth in range(1, len(parts)):
+            init = folder.joinpath(*parts[:depth], "__init__.py")
+            if not init.exists():
+                init.parent.mkdir(parents=True, exist_ok=True)
+                init.write_text(f'"""{STAND_IN_MARK}: a package of stand-ins."""\n')  # no __getattr__: its
+                # submodules are imported, not stood in for by an attribute
+        folder.joinpath(*parts[:-1], parts[-1] + ".py").write_text(STAND_IN)
+
+
 # -- running --------------------------------------------------------------------------------------
 
 def test_files(tree: Path, project: Project, only: Sequence[str]) -> List[str]:
@@ -163,9 +229,11 @@ def test_files(tree: Path, project: Project, only: Sequence[str]) -> List[str]:
     return [f for f in found if not only or any(o in f for o in only)]
 
 
-def run_tests(python: str, tree: Path, files: Sequence[str], junit: Path, jobs: int, project: Project) -> dict:
+def run_tests(python: str, tree: Path, files: Sequence[str], junit: Path, jobs: int, project: Project,
+              stand_ins: Optional[Path] = None) -> dict:
     """Run pytest on ``files`` of ``tree``; each test's outcome and, when it fails, its report text."""
-    env = dict(os.environ, PYTHONPATH=str(tree), JAX_PLATFORMS="cpu", PYTHONDONTWRITEBYTECODE="1", **dict(project.env))
+    path = os.pathsep.join([str(tree), *([str(stand_ins)] if stand_ins else [])])
+    env = dict(os.environ, PYTHONPATH=path, JAX_PLATFORMS="cpu", PYTHONDONTWRITEBYTECODE="1", **dict(project.env))
     env.pop("PYTHONHOME", None)
     args = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=native", "-o", "junit_family=xunit1",
             f"--junitxml={junit}", "--timeout=600", "--continue-on-collection-errors", "-rN",
@@ -285,6 +353,7 @@ class Report:
     commit: str
     sides: Dict[str, dict] = field(default_factory=dict)
     failures: List[dict] = field(default_factory=list)
+    stood_in: List[str] = field(default_factory=list)  # tests failing on the legacy side at a stand-in
 
     def counts(self) -> Dict[str, Tuple[int, int]]:
         tests = {side: {t: r for t, r in results.items() if not t.endswith("::<import>")}
@@ -300,6 +369,9 @@ class Report:
         gained = sum(1 for t, r in fixed.items() if r["passed"] and not current.get(t, {}).get("passed"))
         rows += ["", f"After `fix`, {gained} tests pass that fail on current JAX unmigrated; "
                      f"{len(self.failures)} that pass on JAX {LEGACY_JAX} fail after `fix`.", ""]
+        if self.stood_in:
+            rows += [f"### dependency, on every side: a package no registry serves, stood in ({len(self.stood_in)})", "",
+                     *[f"- `{t}`" for t in sorted(self.stood_in)], ""]
         for name in CLASSES:
             these = [f for f in self.failures if f["class"] == name]
             if not these:
@@ -342,6 +414,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     (work / "fix.log").write_text(fixing.stdout + fixing.stderr)
     print(f"[real_suites] fix: exit {fixing.returncode}; {(fixing.stdout.strip().splitlines() or [''])[-1]}", file=sys.stderr)
     files = test_files(src, project, args.only)
+    stand_ins = work / "stand-ins" if project.stand_ins else None
+    if stand_ins:
+        write_stand_ins(stand_ins, project.stand_ins)
     pythons = {"legacy": lambda: venv(work, [*legacy_env.requirements(LEGACY_JAX), *project.legacy, *PYTEST], legacy_python()),
                "current": lambda: venv(work, current_requirements(project), sys.executable)}
     report = Report(args.project, project.commit)
@@ -352,10 +427,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             continue
         python = pythons["legacy" if side == "legacy" else "current"]()
         print(f"[real_suites] {side}: {len(files)} test files", file=sys.stderr, flush=True)
-        report.sides[side] = run_tests(python, tree, files, work / f"{side}.xml", args.jobs, project)
+        report.sides[side] = run_tests(python, tree, files, work / f"{side}.xml", args.jobs, project, stand_ins)
     expand_import_errors(report.sides)
     findings = remaining_findings(fixed)
     legacy = report.sides.get("legacy", {})
+    report.stood_in = [t for t, r in legacy.items() if not r["passed"] and STAND_IN_MARK in r["text"]]
     for test, result in sorted(report.sides.get("fixed", {}).items()):
         if result["passed"] or not legacy.get(test, {}).get("passed"):
             continue
@@ -364,6 +440,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         report.failures.append({"test": test, "class": name, "finding": finding, **error})
     (work / "report.json").write_text(json.dumps({"project": args.project, "commit": project.commit,
                                                   "counts": report.counts(), "failures": report.failures,
+                                                  "stood_in": report.stood_in,
                                                   "notes": project.notes}, indent=1, default=str) + "\n")
     text = report.text()
     print(text)
