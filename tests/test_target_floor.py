@@ -67,6 +67,8 @@ AVAILABLE = {
     "jax.enable_x64": ("0.8.0", None),  # the option's own context manager
     "jax.effects_barrier": ("0.3.14", None),  # jax/__init__.py at jax-v0.3.14
     "jax.extend.random.define_prng_impl": ("0.4.20", None),  # the API history, from the tags
+    "jax.dtypes.issubdtype": ("0.2.0", None),  # the API history, from the tags
+    "jax.dtypes.prng_key": ("0.4.14", None),  # the API history, from the tags
 }
 
 
