@@ -266,7 +266,7 @@ def _key_test_fix(ctx: FileContext, node: ast.expr, old: str) -> Optional[Advice
     value = call.args[0].id
     array, imports = importer(ctx).reference("jax.Array", at=call)
     dtypes, more = importer(ctx).reference("jax.dtypes", at=call, dotted=True)
-    code = f"isinstance({value}, {array}) and {dtypes}.issubdtype({value}.dtype, {dtypes}.prng_key)"
+    code = f"isinstance({value}, {array}) and {test.format(value).replace('jax.dtypes', dtypes)}"
     holder = ctx.parent(call)
     alone = isinstance(holder, (ast.If, ast.While, ast.Assert)) and holder.test is call or (
         isinstance(holder, (ast.Assign, ast.Return)) and holder.value is call)
