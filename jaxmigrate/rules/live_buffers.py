@@ -214,6 +214,12 @@ class LiveBuffers(Rule):
             fix = Fix("unsafe", edits=(ctx.replace(call, shards),), add_imports=imports)
             return self.finding(ctx, call, "`Device.live_buffers()` sees no jax.Array: use the shards of "
                                 "`jax.live_arrays()` on that device", fix)
+        if _use(ctx, call) == "count":  # the counts that create nothing, of a backend and of a device
+            return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: count the devices of "
+                                "`jax.live_arrays()` for a backend, or the arrays with a shard on a device",
+                                suggestion="sum(len(a.sharding.addressable_devices) for a in jax.live_arrays())"
+                                f"  # or, for a device: sum(1 for a in jax.live_arrays() if {device} in "
+                                "a.sharding.device_set)")
         shards = f"[s.data for a in jax.live_arrays() for s in a.addressable_shards if s.device == {device}]"
         return self.finding(ctx, call, "`live_buffers()` sees no jax.Array: use `jax.live_arrays()` for a backend, or "
                             "the shards on a device", suggestion=f"jax.live_arrays()  # or: {shards}")
@@ -340,6 +346,17 @@ def _single_assignment(ctx: FileContext, name: ast.Name) -> Optional[ast.expr]:
 
 
 def _loop_over(ctx: FileContext, name: ast.Name) -> Optional[ast.expr]:
+    """What the loop binding ``name`` iterates over: the comprehension around it that binds it
+    (however many others bind the same name), else the one ``for`` or comprehension binding it."""
+    child, at = name, ctx.parent(name)
+    while at is not None and not isinstance(at, (ast.stmt, ast.Lambda)):
+        if isinstance(at, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for i, gen in enumerate(at.generators):
+                if i == 0 and child is gen.iter:
+                    break  # the first iterable is evaluated outside the comprehension
+                if isinstance(gen.target, ast.Name) and gen.target.id == name.id:
+                    return gen.iter
+        child, at = at, ctx.parent(at)
     bindings = ctx.bindings(name)
     if len(bindings) == 1 and isinstance(bindings[0].node, (ast.For, ast.comprehension)):
         target = bindings[0].node.target
