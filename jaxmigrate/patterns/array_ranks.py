@@ -2,7 +2,8 @@
 (``jnp.zeros((a, b))``, ``jax.random.normal(key, (n,))``), ``arange``, a ``.reshape(a, b)``, an
 elementwise function or operator of values of known rank, ``.T``, a slice, a name read to the
 assignment it sees (also through tuple unpacking, ``jax.device_put`` of a tree, a list
-comprehension and what a function of the module returns), and a parameter of this module's
+comprehension, a loop over a literal tuple of values of one rank, and what a function of the
+module returns, its parameters as the call passes them), and a parameter of this module's
 function that every call gives a value of one rank."""
 
 from __future__ import annotations
@@ -79,7 +80,32 @@ class ValueRanks:
         if not returns or any(r.value is None for r in returns):
             return None
         ranks = {self.rank(r.value, path, depth + 1) for r in returns}  # type: ignore[arg-type]  # each returns a value
+        if ranks == {None} and not path and len(returns) == 1:  # of its parameters, as this call passes them
+            return self._in_call(returns[0].value, fn, call, depth + 1)  # type: ignore[arg-type]  # it returns a value
         return ranks.pop() if len(ranks) == 1 else None
+
+    def _in_call(self, expr: ast.expr, fn: Function, call: ast.Call, depth: int) -> Optional[int]:
+        """The rank of ``expr`` in ``fn`` when ``call`` runs it, where it is a parameter as the call
+        passes it, placed (``jax.device_put(x, ...)``) or combined elementwise."""
+        if depth >= MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Name) and reaching_binding(self.ctx, expr.id, expr) is fn:
+            positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+            passed = argument(call, positional.index(expr.id), expr.id) if expr.id in positional else None
+            return self.rank(passed, (), depth + 1) if passed is not None else None
+        if isinstance(expr, ast.Call) and expr.args and not any(isinstance(a, ast.Starred) for a in expr.args):
+            callee = self.ctx.qualname(expr.func)
+            if callee in PLACING:
+                return self._in_call(expr.args[0], fn, call, depth + 1)
+            if callee in ELEMENTWISE:
+                return self._most(expr.args, fn, call, depth)
+        if isinstance(expr, ast.BinOp) and not isinstance(expr.op, ast.MatMult):
+            return self._most([expr.left, expr.right], fn, call, depth)
+        return self.rank(expr, (), depth + 1)
+
+    def _most(self, operands: List[ast.expr], fn: Function, call: ast.Call, depth: int) -> Optional[int]:
+        ranks = [self._in_call(o, fn, call, depth + 1) for o in operands]
+        return None if any(r is None for r in ranks) else max(ranks)  # type: ignore[type-var]  # none is None
 
     def _rank(self, expr: ast.expr, depth: int) -> Optional[int]:
         ctx = self.ctx
@@ -129,6 +155,10 @@ class ValueRanks:
             return self.rank(bound.value, place + path, depth + 1) if place is not None else None
         if isinstance(bound, (ast.For, ast.comprehension)) and not path and self._counter(bound, name.id):
             return 0
+        if (isinstance(bound, (ast.For, ast.comprehension)) and isinstance(bound.target, ast.Name)
+                and isinstance(bound.iter, (ast.Tuple, ast.List)) and bound.iter.elts):  # for k in (a, b): one rank
+            ranks = {self.rank(e, path, depth + 1) for e in bound.iter.elts}
+            return ranks.pop() if len(ranks) == 1 else None
         if isinstance(bound, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
                 a.arg == name.id for a in (*bound.args.posonlyargs, *bound.args.args, *bound.args.kwonlyargs)):
             passed = self.callers(bound, name.id)

@@ -254,6 +254,22 @@ class LayoutParser:
         rank, ndarray = self._grid_rank(devices, 0)
         return Layout(devices, ndarray, rank=rank or 0, dims=list(range(rank or 0)), base=call.func)
 
+    def grid_sizes(self, node: ast.expr, depth: int = 0) -> Optional[List[int]]:
+        """The sizes of a device grid's dims where the source gives them as literals:
+        ``create_device_mesh((1, 8))``, ``np.array(...).reshape(1, 8)``, a name assigned one."""
+        if isinstance(node, ast.Call):
+            if self.ctx.qualname(node.func) == CREATE_DEVICE_MESH:
+                shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mesh_shape"), None)
+                return int_literals(shape) if isinstance(shape, (ast.Tuple, ast.List)) else None
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "reshape" and node.args and not node.keywords:
+                shape = node.args[0] if len(node.args) == 1 else ast.Tuple(elts=node.args, ctx=ast.Load())
+                return int_literals(shape) if isinstance(shape, (ast.Tuple, ast.List)) else None
+        if isinstance(node, ast.Name) and depth < 8:
+            stmt = self.assignment(node)
+            if stmt is not None:
+                return self.grid_sizes(stmt.value, depth + 1)
+        return None
+
     def _grid_rank(self, node: ast.expr, depth: int) -> Tuple[Optional[int], bool]:
         """The rank of a device grid expression where it is visible, and whether it is an ndarray."""
         ctx = self.ctx

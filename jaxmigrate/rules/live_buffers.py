@@ -348,7 +348,8 @@ def _single_assignment(ctx: FileContext, name: ast.Name) -> Optional[ast.expr]:
 def _loop_over(ctx: FileContext, name: ast.Name) -> Optional[ast.expr]:
     """What the loop binding ``name`` iterates over: the comprehension around it that binds it
     (however many others bind the same name), else the one ``for`` or comprehension binding it."""
-    child, at = name, ctx.parent(name)
+    child: ast.AST = name
+    at = ctx.parent(name)
     while at is not None and not isinstance(at, (ast.stmt, ast.Lambda)):
         if isinstance(at, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             for i, gen in enumerate(at.generators):

@@ -9,7 +9,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import delete_statement
-from jaxmigrate.analysis.values import binding_scope, reaching_binding
+from jaxmigrate.analysis.values import argument, binding_scope, reaching_binding
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.array_ranks import ValueRanks
 from jaxmigrate.patterns.gda import NAMED_SHARDING, PARTITION_SPEC
@@ -280,10 +280,11 @@ class PositionalSharding(Rule):
         yield from _Plan(self, ctx).findings()
 
 
-def _grid_sizes(layout: Layout) -> Optional[List[int]]:
-    """The sizes of the device grid's dims, where its last reshape gives them as literals."""
+def _grid_sizes(layout: Layout, parser: LayoutParser) -> Optional[List[int]]:
+    """The sizes of the device grid's dims, where its last reshape gives them as literals, or, with
+    none, the grid itself (``create_device_mesh((1, 8))``)."""
     if not layout.reshapes:
-        return None
+        return None if layout.function is not None else parser.grid_sizes(layout.devices)
     last = layout.reshapes[-1]
     if len(last) == 1 and isinstance(last[0], (ast.Tuple, ast.List)):  # reshape((8, 1))
         return int_literals(last[0])
@@ -466,7 +467,7 @@ class _Plan:
     def _leading_ones(self, layout: Layout) -> int:
         """How many leading sharding dims have size 1 (0.4.x also placed a value of that much
         lower rank with it, aligning the trailing dims)."""
-        sizes = _grid_sizes(layout)
+        sizes = _grid_sizes(layout, self.parser)
         count = 0
         for d in layout.dims:
             if not (d is None or sizes is not None and d < len(sizes) and sizes[d] == 1):
@@ -474,13 +475,18 @@ class _Plan:
             count += 1
         return count
 
-    def _placed_values(self, expr: ast.expr) -> Optional[List[ast.expr]]:
+    def _placed_values(self, expr: ast.expr, depth: int = 0) -> Optional[List[ast.expr]]:
         """The values ``expr`` places, where the code shows them all: the first argument of
         ``jax.device_put(value, expr)`` or ``with_sharding_constraint``; for ``in_shardings`` of a
         ``jax.jit`` (its ``i``-th entry, or a single sharding for every argument), what each call
-        of the jitted function passes. Else None."""
+        of the jitted function passes; passed to a function of this module, what it places with
+        its parameter (its own parameters read as this call's arguments). Else None."""
         ctx = self.ctx
         parent, index = ctx.parent(expr), None
+        call = parent.value if isinstance(parent, ast.keyword) else parent
+        helper = self.parser.parameter_of(call, expr) if isinstance(call, ast.Call) and depth < 3 else None
+        if helper is not None:
+            return self._placed_through(call, *helper, depth)  # type: ignore[arg-type]  # a call: helper found it
         if isinstance(parent, (ast.Tuple, ast.List)):
             index = next(i for i, e in enumerate(parent.elts) if e is expr)
             expr, parent = parent, ctx.parent(parent)
@@ -504,6 +510,29 @@ class _Plan:
             if index is not None and index >= len(call.args):
                 return None
             values += call.args if index is None else [call.args[index]]
+        return values or None
+
+    def _placed_through(self, call: ast.Call, fn: Function, param: str, depth: int) -> Optional[List[ast.expr]]:
+        """What ``fn`` places with its parameter ``param`` (every read of it placing), its
+        parameters read as the arguments ``call`` passes."""
+        ctx = self.ctx
+        reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == param and isinstance(n.ctx, ast.Load)
+                 and reaching_binding(ctx, param, n) is fn]
+        positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        values: List[ast.expr] = []
+        for read in reads:
+            placed = self._placed_values(read, depth + 1)
+            if placed is None:
+                return None
+            for value in placed:
+                if isinstance(value, ast.Name) and reaching_binding(ctx, value.id, value) is fn:
+                    if value.id not in positional:
+                        return None  # a *args, **kwargs or keyword-only parameter
+                    mapped = argument(call, positional.index(value.id), value.id)
+                    if mapped is None:
+                        return None
+                    value = mapped
+                values.append(value)
         return values or None
 
     def _calls_of_jitted(self, jit: ast.Call) -> Optional[List[ast.Call]]:
@@ -588,7 +617,7 @@ class _Plan:
         imports += more
         names = axis_names(layout.rank)
         entries = [None if d is None else f'"{names[d]}"' for d in layout.dims]
-        sizes = _grid_sizes(layout)
+        sizes = _grid_sizes(layout, self.parser)
         if sizes is not None and all(d is None or sizes[d] == 1 for d in layout.dims):
             entries = []  # every dim on one device: replicated, as 0.4.x took it (whatever the value's rank)
         entries = entries[len(entries) - self._value_rank(layout, occurrence, len(entries)):]
@@ -736,7 +765,8 @@ class _Plan:
         assert blocker is not None
         layout = self.parse(blocker)
         assert isinstance(layout, Layout)
-        why = self._unstable(layout, blocker) if self._sink(blocker) is None else self._sink(blocker)
+        why = self._sink(blocker) or self._unstable(layout, blocker) or self._rank_gap(blocker, layout) \
+            or "the rank of the values it places is not visible"
         function = self._functions[key[0]].name
         own = self.parse(expr)
         made = isinstance(own, Layout) and own.function is not None
