@@ -118,15 +118,17 @@ class FileContext:
         """Whether ``node`` is evaluated when the module is imported: at module level, in a class
         body, a decorator, a default value or an annotation of a ``def``, a comprehension there
         (not in a body of a function or lambda, which runs when called)."""
-        child, at = node, self.parent(node)
+        parents = self.parents
+        child, at = node, parents.get(id(node))
         while at is not None:
-            if isinstance(at, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(child is s for s in at.body):
+            if isinstance(child, ast.stmt):  # a statement of a def's body (its other parts are expressions)
+                if isinstance(at, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    return False
+                if isinstance(at, ast.If) and _is_main_test(at.test) and any(child is s for s in at.body):
+                    return False  # runs as a script, not when imported
+            elif isinstance(at, ast.Lambda) and child is at.body:
                 return False
-            if isinstance(at, ast.Lambda) and child is at.body:
-                return False
-            if isinstance(at, ast.If) and any(child is s for s in at.body) and _is_main_test(at.test):
-                return False  # runs as a script, not when imported
-            child, at = at, self.parent(at)
+            child, at = at, parents.get(id(at))
         return True
 
     # positions ---------------------------------------------------------------------------

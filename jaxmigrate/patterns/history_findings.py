@@ -24,7 +24,7 @@ from jaxmigrate.patterns.call_advice import call_code
 from jaxmigrate.patterns.function_types import function_type_advice
 from jaxmigrate.patterns.gda import same_answer_with_array
 from jaxmigrate.patterns.renames import call_fix, in_type_test, rename_fix, rewrite_from_import, rewrite_use
-from jaxmigrate.patterns.trace_snapshots import STATE, SUBLEVEL, snapshot_fixes
+from jaxmigrate.patterns.trace_snapshots import STATE, SUBLEVEL, snapshot_fix
 
 SNAPSHOT_READS = (STATE, SUBLEVEL)
 #: (reference, message, fix, the code to write)
@@ -136,7 +136,7 @@ def _replacement(ctx: FileContext, ref: Reference) -> Advice:
                 return f"`{code}` for its `key_shape` (the shape of a default key's data)", code, fix
             return f"`{code}`", code, fix
     if st.qualname in SNAPSHOT_READS and not ref.is_import:
-        snapshot = snapshot_fixes(ctx).get(id(ref.node))
+        snapshot = snapshot_fix(ctx, ref.node)
         if snapshot is not None:
             return ("`jax.extend.core.get_opaque_trace_state()`, unsafe: the snapshot of the trace state this function "
                     "builds becomes JAX's opaque one (it compares with `==` as the tuple did; its parts cannot be read)",

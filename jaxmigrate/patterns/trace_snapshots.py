@@ -22,22 +22,23 @@ SUBLEVEL = "jax.core.cur_sublevel"
 OPAQUE = "jax.extend.core.get_opaque_trace_state"
 
 
-def snapshot_fixes(ctx: FileContext) -> Dict[int, Fix]:
-    """id of each trace-state read that a snapshot rewrite removes -> that rewrite (none where the
-    target lacks the opaque state: ``jax.extend.core`` has it from JAX 0.10.0)."""
+def snapshot_fix(ctx: FileContext, read: ast.AST) -> Optional[Fix]:
+    """The snapshot rewrite that removes the trace-state read ``read``, if any: that of the
+    innermost function around it whose snapshot takes it in (none where the target lacks the
+    opaque state: ``jax.extend.core`` has it from JAX 0.10.0)."""
     if not exists(OPAQUE, ctx.target):
-        return {}
-    return ctx.memo("trace_snapshots", _fixes)
-
-
-def _fixes(ctx: FileContext) -> Dict[int, Fix]:
-    out: Dict[int, Fix] = {}
-    for func in ctx.nodes(ast.FunctionDef):
-        fix = _function_fix(ctx, func)
-        if fix is not None:
-            nodes, rewrite = fix
-            out.update((i, rewrite) for i in nodes)
-    return out
+        return None
+    fixes: Dict[int, Optional[Tuple[List[int], Fix]]] = ctx.memo("trace_snapshots", lambda _: {})
+    at = ctx.parent(read)
+    while at is not None:
+        if isinstance(at, ast.FunctionDef):
+            if id(at) not in fixes:
+                fixes[id(at)] = _function_fix(ctx, at)
+            found = fixes[id(at)]
+            if found is not None and id(read) in found[0]:
+                return found[1]
+        at = ctx.parent(at)
+    return None
 
 
 def _function_fix(ctx: FileContext, func: ast.FunctionDef) -> Optional[Tuple[List[int], Fix]]:
