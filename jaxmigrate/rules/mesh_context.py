@@ -205,12 +205,13 @@ class MeshContext(Rule):
                                "`with jax.set_mesh(mesh):` inside the function instead")
         for w in mesh_withs(ctx):
             expr = w.item.context_expr
+            eager = _eager_note(ctx, w.statement)
             if w.problem:
-                yield self.finding(ctx, expr, f"{message}; {w.problem}", replacement=SET_MESH)
+                yield self.finding(ctx, expr, f"{message}; {w.problem}{eager}", replacement=SET_MESH)
             elif held:
-                yield self.finding(ctx, expr, f"{message}; {HELD}: {held}", replacement=SET_MESH)
+                yield self.finding(ctx, expr, f"{message}; {HELD}: {held}{eager}", replacement=SET_MESH)
             else:
-                yield self.finding(ctx, expr, message, self._fix(ctx, w.statement, w.item), replacement=SET_MESH)
+                yield self.finding(ctx, expr, message + eager, self._fix(ctx, w.statement, w.item), replacement=SET_MESH)
 
     @staticmethod
     def _fix(ctx: FileContext, node: ast.stmt, item: ast.withitem) -> Fix:
@@ -222,3 +223,27 @@ class MeshContext(Rule):
         edits = (insert_before(ctx, node, [f"{name} = {ctx.text(expr)}"]),
                  Edit(ctx.span(expr)[0], ctx.span(bound)[1], f"{set_mesh}({name})"))
         return Fix("unsafe", edits=edits, add_imports=imports)
+
+
+#: modules whose functions, called outside a compiled function, make arrays where they run
+EAGER_MODULES = ("jax.numpy.", "jax.random.", "jax.nn.", "jax.lax.", "jax.scipy.")
+
+
+def _eager_note(ctx: FileContext, statement: ast.stmt) -> str:
+    """What moves under ``jax.set_mesh``: the first array the block makes eagerly (outside a
+    ``def``, a lambda or a class), which JAX then replicates over the mesh; "" for none."""
+    pending = list(ast.iter_child_nodes(statement))
+    first = None
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call) and (ctx.qualname(node.func) or "").startswith(EAGER_MODULES):
+            if first is None or (node.lineno, node.col_offset) < (first.lineno, first.col_offset):
+                first = node
+        pending.extend(ast.iter_child_nodes(node))
+    if first is None:
+        return ""
+    return (f"; under `jax.set_mesh` an array made in the block outside `jax.jit` (line {first.lineno}: "
+            f"`{ctx.qualname(first.func)}(...)`) is replicated over the mesh and committed to it, where `with mesh:` "
+            "left it on one device: the values are equal, and a jitted call whose `in_shardings` split it raises")
