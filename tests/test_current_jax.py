@@ -39,6 +39,7 @@ LATEST_ONLY = {
 WARNED_BY = [
     ("jax.experimental.pjit.pjit has been deprecated", "JM701"),
     ("`with mesh:` context manager has been deprecated", "JM702"),
+    ("backend and device argument on jit is deprecated", "JM804"),
     ("jax.experimental.shard_map is deprecated", "JM602"),  # the forms JM602 reports (JM602/reported_forms)
 ]
 

@@ -67,3 +67,19 @@ def test_a_call_returning_nothing_is_not_counted():
     verdict = verify_files(str(PROJECT / "before.py"), str(PROJECT / "after_right.py"))
     assert verdict.status == "equivalent", render_text(verdict)
     assert verdict.compared == "1 compiled call value(s), 1 global(s), 0 file(s)"
+
+
+def test_dict_keys_are_compared_through_the_renamed_keywords():
+    """A dict passed as `**kwargs` has its keys renamed with the keywords (JM804, JM101): the
+    same values under the new names agree; another key, or another value, differs."""
+    from jax.sharding import PartitionSpec as P
+
+    assert diff(observe({"a_min": -1.0, "a_max": 1.0}), observe({"min": -1.0, "max": 1.0})) is None
+    assert diff(observe({"a_min": -1.0}), observe({"min": 2.0})) == "['min'] value"
+    assert diff(observe({"a_min": -1.0}), observe({"lower": -1.0})) == "keys"
+    assert diff(observe({"a_min": -1.0, "min": 0.0}), observe({"min": -1.0})) == "keys"
+    # pjit's None (replicated) is jax.jit's P() under the renamed keyword, and None is still None
+    assert diff(observe({"out_axis_resources": None}), observe({"out_shardings": P()})) is None
+    assert diff(observe({"out_axis_resources": None}), observe({"out_shardings": None})) is None
+    assert diff(observe({"out_axis_resources": None}), observe({"out_shardings": P("x")})) is not None
+    assert diff(observe({"other": None}), observe({"other": P()})) is not None

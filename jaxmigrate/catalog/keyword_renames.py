@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Dict, Tuple
 
 POSITIONAL = ""
+#: pjit's keywords removed in JAX 0.4.14, and the ones that replaced them
+AXIS_RESOURCES_RENAMES = {"in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"}
 
 _QUANTILES = ("percentile", "quantile", "nanpercentile", "nanquantile")
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Iterator, List, Optional, Set, Tuple
 
 from jaxmigrate.analysis.context import FileContext
+from jaxmigrate.catalog.keyword_renames import AXIS_RESOURCES_RENAMES
 from jaxmigrate.core.findings import Edit, ImportRef
 from jaxmigrate.patterns.era import GDA_OUTPUTS, array_mode_set_at, gda_era_evidence, module_turns_array_on
 from jaxmigrate.patterns.gda import (
@@ -23,8 +24,6 @@ from jaxmigrate.patterns.gda import (
 from jaxmigrate.patterns.provenance import GLOBAL, HOST, UNKNOWN, provenance
 
 JIT = "jax.jit"
-#: pjit's keywords removed in JAX 0.4.14, and the ones that replaced them
-AXIS_RESOURCES_RENAMES = {"in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"}
 IN_KEYWORDS = ("in_axis_resources", "in_shardings")
 OUT_KEYWORDS = ("out_axis_resources", "out_shardings")
 MESH_CONSTRUCTORS = (

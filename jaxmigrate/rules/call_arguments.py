@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import drop_argument
+from jaxmigrate.analysis.values import binding_scope
 from jaxmigrate.catalog.api_history import exists, predecessors, status
 from jaxmigrate.catalog.keyword_renames import KEYWORD_DEPRECATIONS, KEYWORD_NO_OP_DEFAULTS, KEYWORD_RENAMES, POSITIONAL
 from jaxmigrate.catalog.owners import call_owner
@@ -262,7 +264,11 @@ class CallArguments(Rule):
     at the target), more positional arguments than it now takes, a parameter without a default
     that came since the call was written (`mlir.aval_to_ir_type(aval)`, `(ctx, aval)` since
     0.10.1), and a `*args` or `**kwargs` splat into a function that dropped parameters (which
-    the source cannot show it does not pass). Only changes are reported: a keyword the function
+    the source cannot show it does not pass). A `**` of a dict the module shows (a literal with
+    string keys or `dict(k=v)`, or a name bound once to one and read only by `**`) is read as
+    the keywords it passes: a renamed key is renamed in the dict (safe, where every `**` of it
+    goes to the same function; else reported), a deprecated or removed one is reported at the
+    key, and a dict that passes nothing lost says nothing. Only changes are reported: a keyword the function
     never took by the target is left alone (one it never took is Python's to report; one newer
     than the target is not legacy, as JM801 leaves newer names alone). A class whose
     construction the history stopped being able to read (a `__new__`, a decorator) is judged by
@@ -466,15 +472,18 @@ class CallArguments(Rule):
             return
         sig, old_name, qualname, shown = resolved
         newest = len(sigs.versions) - 1
+        keywords: List[Tuple[ast.keyword, bool]] = [(k, True) for k in call.keywords if k.arg is not None]
         if any(k.arg is None for k in call.keywords):
             lost = self._lost_keywords(sigs, old_name, sig, at)
-            if lost:
+            shown_dicts = [_visible_dict(ctx, k.value, qualname) for k in call.keywords if k.arg is None]
+            if lost and any(d is None for d in shown_dicts):
                 names = ", ".join(f"`{k}`" for k in lost)
                 yield self.finding(ctx, call.func, f"{shown} no longer takes {names} at the target: check that "
                                    "the `**` arguments of this call do not pass them")
-        for keyword in call.keywords:
-            if keyword.arg is None:
-                continue
+            elif lost:  # every `**` is a dict the module shows: its keys are the keywords it passes
+                keywords += [(k, d.fixable) for d in shown_dicts if d is not None for k in d.keys]
+        for keyword, editable in keywords:
+            assert keyword.arg is not None  # the `**` ones are left out above
             param = sig.keyword(keyword.arg)
             hidden = KEYWORD_DEPRECATIONS.get((qualname, keyword.arg))
             if hidden is not None and param is not None and ctx.target_at_least(hidden[0]):
@@ -484,7 +493,7 @@ class CallArguments(Rule):
                 continue
             if param is not None and not param.deprecated:
                 if (qualname, keyword.arg) in KEYWORD_RENAMES:
-                    yield from self._renamed(ctx, written, keyword, qualname, sigs, at, newest, future=True)
+                    yield from self._renamed(ctx, written, keyword, qualname, sigs, at, newest, True, editable)
                 continue
             if param is None and sig.var_keywords:
                 continue
@@ -499,7 +508,7 @@ class CallArguments(Rule):
                                        f"when it stopped taking any keyword (`**kwargs`); its parameters now: "
                                        f"{params}: remove it or pass what it meant another way")
                 continue
-            yield from self._renamed(ctx, written, keyword, qualname, sigs, at, newest, future=False)
+            yield from self._renamed(ctx, written, keyword, qualname, sigs, at, newest, False, editable)
         most = sig.most_positional
         given = sum(1 for a in call.args if not isinstance(a, ast.Starred))
         splat = given < len(call.args)
@@ -551,7 +560,18 @@ class CallArguments(Rule):
         return out
 
     def _renamed(self, ctx: FileContext, call: ast.Call, keyword: ast.keyword, qualname: str,
-                 sigs: Signatures, at: int, newest: int, future: bool) -> Iterator[Finding]:
+                 sigs: Signatures, at: int, newest: int, future: bool, editable: bool = True) -> Iterator[Finding]:
+        """The finding of a keyword the history renamed or removed; ``editable``: whether its text
+        may be changed (a key of a dict that other calls read may not)."""
+        for found in self._renamed_findings(ctx, call, keyword, qualname, sigs, at, newest, future):
+            if found.fix is not None and keyword not in call.keywords and not (editable and _is_rename(found.fix, keyword)):
+                # a key of a dict: renamed in place, or, where other calls read the dict, by a person
+                why = "the dict goes to other calls too" if not editable else "the key is not written as a plain name"
+                found = replace(found, fix=None, message=f"{found.message} (a key of the `**` dict; {why})")
+            yield found
+
+    def _renamed_findings(self, ctx: FileContext, call: ast.Call, keyword: ast.keyword, qualname: str,
+                          sigs: Signatures, at: int, newest: int, future: bool) -> Iterator[Finding]:
         old = keyword.arg or ""
         deprecated, removed = sigs.keyword_change(qualname, old, newest) or (None, None)
         when = _version_list(deprecated, removed)
@@ -584,7 +604,7 @@ class CallArguments(Rule):
             needs = f"; {spelled} needs jax>={since}" if since else ""
             yield self.finding(ctx, keyword, f"{head}{needs}: keep `{old}` until the project requires it")
             return
-        if new != POSITIONAL and any(k.arg == new for k in call.keywords):
+        if new != POSITIONAL and any(k.arg == new for k in (*call.keywords, *_siblings(keyword))):
             yield self.finding(ctx, keyword, f"{head}, and the call passes `{new}=` as well (it raises on every "
                                              f"release that has both): drop `{old}=` and keep the value that is meant")
             return
@@ -617,3 +637,76 @@ class CallArguments(Rule):
     def _suggested(ctx: FileContext, keyword: ast.keyword, new: str) -> str:
         value = ctx.text(keyword.value)
         return value if new == POSITIONAL else f"{new}={value}"
+
+
+@dataclass
+class _ShownDict:
+    """The keywords a ``**`` argument passes, where the module shows its dict: each key as a
+    keyword at the key's name (marked ``_jm_key``, its dict's keys in ``_jm_siblings``);
+    ``fixable``: whether a key may be renamed (the dict goes to calls of this one function alone)."""
+    keys: List[ast.keyword]
+    fixable: bool
+
+
+def _siblings(keyword: ast.keyword) -> List[ast.keyword]:
+    return getattr(keyword, "_jm_siblings", [])
+
+
+def _is_rename(fix: Fix, keyword: ast.keyword) -> bool:
+    """Whether ``fix`` only rewrites the name of ``keyword``, a dict key written as a plain name."""
+    return getattr(keyword, "_jm_key", False) and len(fix.edits) == 1 and not fix.statement_edits \
+        and not fix.add_imports
+
+
+def _visible_dict(ctx: FileContext, expr: ast.expr, qualname: str) -> Optional[_ShownDict]:
+    """The dict a ``**expr`` argument passes, where its keys are all visible: a literal with
+    string keys, ``dict(k=v, ...)``, or a name bound once to one of those and read only as ``**name``."""
+    fixable = True
+    if isinstance(expr, ast.Name):
+        stmt = ctx.single_assignment(expr)
+        if stmt is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            return None
+        for read in ctx.names_bound_by(expr.id, binding_scope(ctx, expr)):
+            if read is stmt.targets[0]:
+                continue
+            splat = ctx.parent(read)
+            call = ctx.parent(splat) if isinstance(splat, ast.keyword) and splat.arg is None else None
+            if not isinstance(call, ast.Call) or not isinstance(read.ctx, ast.Load):
+                return None  # read for something else: it may change, or its keys matter elsewhere
+            fixable = fixable and _owner_call(ctx, call) == qualname
+        expr = stmt.value
+    keys = _dict_keys(ctx, expr)
+    if keys is None:
+        return None
+    for key in keys:
+        key._jm_siblings = keys  # type: ignore[attr-defined]  # read by _siblings
+    return _ShownDict(keys, fixable)
+
+
+def _owner_call(ctx: FileContext, call: ast.Call) -> Optional[str]:
+    """The function ``call`` calls, through ``functools.partial`` too."""
+    callee = ctx.qualname(call.func)
+    if callee == "functools.partial" and call.args:
+        return ctx.qualname(call.args[0])
+    return callee
+
+
+def _dict_keys(ctx: FileContext, expr: ast.expr) -> Optional[List[ast.keyword]]:
+    """The keys of a dict display or ``dict(k=v)`` call as keywords at their names, or None. A
+    display's key in other than plain single-line quotes gets no rename (``_jm_key`` unset)."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict" \
+            and not expr.args and not ctx.bindings(expr.func) and all(k.arg is not None for k in expr.keywords):
+        for k in expr.keywords:
+            k._jm_key = True  # type: ignore[attr-defined]  # its name is the key
+        return list(expr.keywords)
+    if not isinstance(expr, ast.Dict):
+        return None
+    out = []
+    for key, value in zip(expr.keys, expr.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()):
+            return None
+        keyword = ast.keyword(arg=key.value, value=value, lineno=key.lineno, col_offset=key.col_offset + 1,
+                              end_lineno=key.end_lineno, end_col_offset=(key.end_col_offset or 1) - 1)
+        keyword._jm_key = ctx.text(key)[1:-1] == key.value  # type: ignore[attr-defined]  # plain quotes
+        out.append(keyword)
+    return out

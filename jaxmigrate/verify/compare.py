@@ -93,9 +93,10 @@ def diff(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[str]:
                 return f"[{i}] {inner}"
         return None
     if kind == "dict":
-        if [k for k, _ in a["items"]] != [k for k, _ in b["items"]]:
+        pairs = _dict_pairs(a["items"], b["items"])
+        if pairs is None:
             return "keys"
-        for (k, x), (_, y) in zip(a["items"], b["items"]):
+        for k, x, y in pairs:
             inner = diff(x, y)
             if inner:
                 return f"[{k}] {inner}"
@@ -118,6 +119,38 @@ def diff(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[str]:
     if kind == "unobservable":
         return None if a["error"] == b["error"] else "error"
     return None  # none, object: opaque, equal
+
+
+def _renamed_keys() -> Dict[str, str]:
+    """A keyword the migration renamed -> its new name, as dict keys observe (``repr``): a dict
+    passed as ``**kwargs`` has its keys renamed with the keywords (JM804, JM101)."""
+    from jaxmigrate.catalog.keyword_renames import AXIS_RESOURCES_RENAMES, KEYWORD_RENAMES, POSITIONAL
+
+    renames = {old: new for (_, old), new in KEYWORD_RENAMES.items() if new != POSITIONAL}
+    renames.update(AXIS_RESOURCES_RENAMES)
+    return {repr(old): repr(new) for old, new in renames.items()}
+
+
+_RENAMED_KEYS = _renamed_keys()
+#: pjit's ``None`` for an axis resource meant replicated: ``P()`` under the renamed keyword
+_REPLICATED = {"kind": "str", "value": "PartitionSpec()"}
+
+
+def _dict_pairs(before: Sequence[Any], after: Sequence[Any]) -> Optional[List[Any]]:
+    """(key, before value, after value) of two dicts' items, the before keys read through the
+    keywords the migration renames where the keys differ; None where they do not match."""
+    if [k for k, _ in before] == [k for k, _ in after]:
+        return [(k, x, y) for (k, x), (_, y) in zip(before, after)]
+    renamed = {_RENAMED_KEYS.get(k, k): (k, x) for k, x in before}
+    if len(renamed) != len(before) or set(renamed) != {k for k, _ in after}:
+        return None
+    pairs = []
+    for k, y in after:
+        old, x = renamed[k]
+        if old != k and "axis_resources" in old and x == {"kind": "none"} and y == _REPLICATED:
+            x = y  # pjit's `out_axis_resources=None` is `jax.jit`'s `out_shardings=P()`
+        pairs.append((k, x, y))
+    return pairs
 
 
 def differs(what: str) -> str:
