@@ -122,17 +122,41 @@ def _outputs_global(ctx: FileContext) -> bool:
     return False
 
 
-def spec_source(ctx: FileContext, spec: ast.expr, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
-    """The spec's text with literal ``None`` leaves (replicated in legacy pjit) written as ``P()``."""
+def spec_source(ctx: FileContext, spec: ast.expr, at: ast.AST, trees: bool = False) -> Tuple[str, Tuple[ImportRef, ...]]:
+    """The spec's text with literal ``None`` leaves (replicated in legacy pjit) written as ``P()``;
+    with ``trees`` (for ``multihost_utils``' conversions, which reject a ``None`` spec, and for
+    ``jax.jit``'s shardings, where ``None`` is unspecified), where a name in it holds a tree with
+    ``None`` leaves (``param_spec = {"b": None, ...}``), the whole tree mapped so
+    (``jax.tree_util.tree_map``, ``None`` and specs as its leaves)."""
     nones = [n for n in ast.walk(spec) if isinstance(n, ast.Constant) and n.value is None and not _inside_call(ctx, n, spec)]
-    if not nones:
+    named = trees and _holds_none(ctx, spec, 0)
+    if not nones and not named:
         return ctx.text(spec), ()
     p, imports = importer(ctx).reference(PARTITION_SPEC, at=at)
     text, base = ctx.text(spec), ctx.span(spec)[0]
     for node in sorted(nones, key=lambda n: ctx.span(n)[0], reverse=True):
         start, end = ctx.span(node)
         text = text[: start - base] + f"{p}()" + text[end - base:]
+    if named:
+        tree_map, more = importer(ctx).reference("jax.tree_util.tree_map", at=at)
+        text = (f"{tree_map}(lambda s: {p}() if s is None else s, {text}, "
+                f"is_leaf=lambda s: s is None or isinstance(s, {p}))")
+        imports = (*imports, *more)
     return text, imports
+
+
+def _holds_none(ctx: FileContext, spec: ast.expr, depth: int) -> bool:
+    """Whether a name in ``spec`` (outside a spec constructor) is assigned a tree with a ``None`` leaf."""
+    for name in (n for n in ast.walk(spec) if isinstance(n, ast.Name) and not _inside_call(ctx, n, spec)):
+        stmt = ctx.single_assignment(name) if depth < 4 else None
+        if stmt is None or len(stmt.targets) != 1:
+            continue
+        value = stmt.value
+        if any(isinstance(n, ast.Constant) and n.value is None and not _inside_call(ctx, n, value) for n in ast.walk(value)):
+            return True
+        if _holds_none(ctx, value, depth + 1):
+            return True
+    return False
 
 
 def _inside_call(ctx: FileContext, node: ast.AST, root: ast.AST) -> bool:

@@ -151,8 +151,75 @@ def mesh_withs(ctx: FileContext) -> List[MeshWith]:
                 problem = "`as` on a later item of the `with`: assign the mesh before the `with` by hand"
             elif bound is not None and not isinstance(bound, ast.Name):
                 problem = "`as` with a pattern: assign the mesh before the `with` by hand"
+            else:
+                problem = _process_branch_problem(ctx, node)
             found.append(MeshWith(node, item, problem))
     return found
+
+
+#: modules whose functions, called outside a compiled function, compute arrays where they run
+EAGER_MODULES = ("jax.numpy.", "jax.random.", "jax.nn.", "jax.lax.", "jax.scipy.")
+#: array methods that compute a new array eagerly
+ARRAY_METHODS = frozenset(("astype", "sum", "mean", "max", "min", "reshape", "transpose", "std", "var", "argmax",
+                           "argmin", "prod", "clip", "round"))
+PROCESS_TESTS = ("jax.process_index", "jax.host_id", "jax.process_count", "jax.host_count")
+
+
+def eager_calls(ctx: FileContext, root: ast.AST) -> Iterator[ast.Call]:
+    """The calls under ``root`` (not in a ``def``, lambda or class) of ``jax.numpy``/``jax.random``/...
+    functions, which compute arrays where they run."""
+    pending = list(ast.iter_child_nodes(root))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call) and (ctx.qualname(node.func) or "").startswith(EAGER_MODULES):
+            yield node
+        pending.extend(ast.iter_child_nodes(node))
+
+
+def _process_branch_problem(ctx: FileContext, node: ast.AST) -> Optional[str]:
+    """Why ``jax.set_mesh`` would hang the block: code some processes run alone (under a test of
+    ``jax.process_index()``) computes arrays eagerly, which under ``jax.set_mesh`` takes every
+    process's devices, so the others are waited for forever; None where no branch does."""
+    for branch in (n for n in ast.walk(node) if isinstance(n, (ast.If, ast.IfExp, ast.While))):
+        if not any(isinstance(c, ast.Call) and ctx.qualname(c.func) in PROCESS_TESTS for c in ast.walk(branch.test)):
+            continue
+        bodies = [branch.body, branch.orelse] if isinstance(branch, ast.IfExp) else [*branch.body, *branch.orelse]
+        for part in bodies:
+            call = _eager_in(ctx, part)
+            if call is not None:
+                return (f"line {call.lineno} computes an array (`{ctx.text(call.func)}(...)`) in code that only some "
+                        "processes run (under `jax.process_index()`); under `jax.set_mesh` an eager computation "
+                        "spans every process's devices and waits for the others forever: compute it outside the "
+                        "block, or in the compiled function, then rewrite the `with` by hand")
+    return None
+
+
+def _eager_in(ctx: FileContext, part: ast.AST) -> Optional[ast.Call]:
+    """An eager array computation in ``part``: a JAX function, an array method, or a function of
+    the module whose own code calls a JAX function."""
+    for call in (n for n in ast.walk(part) if isinstance(n, ast.Call)):
+        name = ctx.qualname(call.func) or ""
+        if name.startswith(EAGER_MODULES):
+            return call
+        if isinstance(call.func, ast.Attribute) and not name and call.func.attr in ARRAY_METHODS:
+            return call
+        if isinstance(call.func, ast.Name) and not name:
+            defs = [b.node for b in ctx.bindings(call.func)]
+            if len(defs) == 1 and isinstance(defs[0], (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and next(eager_calls(ctx, _Body(defs[0].body)), None) is not None:
+                return call
+    return None
+
+
+class _Body(ast.AST):
+    """A function's statements, to walk as one node (its ``def`` is left out of ``eager_calls``)."""
+    _fields = ("body",)
+
+    def __init__(self, body: List[ast.stmt]) -> None:
+        super().__init__()
+        self.body = body
 
 
 def mesh_as_function(ctx: FileContext) -> List[ast.expr]:

@@ -244,7 +244,7 @@ def host_local_output(ctx: FileContext, pj: PjitCall, site: ast.Call, mhu: str,
     out = out_value(pj)
     if out is None or isinstance(ctx.parent(site), ast.Expr):
         return [], ()
-    out_spec, imports = spec_source(ctx, out, site)
+    out_spec, imports = spec_source(ctx, out, site, trees=True)
     start, end = ctx.span(site)
     return [Edit(start, start, f"{mhu}.global_array_to_host_local_array("), Edit(end, end, f", {mesh}, {out_spec})")], imports
 

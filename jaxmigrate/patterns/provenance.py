@@ -21,6 +21,8 @@ GLOBAL_MAKERS = frozenset((
 ))
 HOST_MAKERS = frozenset((f"{MULTIHOST_UTILS}.global_array_to_host_local_array", f"{MULTIHOST_UTILS}.process_allgather"))
 SCALAR_MAKERS = frozenset(("float", "int", "bool", "complex", "len"))  # builtins
+#: keys from a seed: ``jax.random.PRNGKey(0)`` is the same value on every process
+KEY_MAKERS = frozenset(("jax.random.PRNGKey", "jax.random.key"))
 PROCESS_INDEX = ("jax.process_index", "jax.host_id")
 COUNTS = frozenset((*PROCESS_INDEX, "jax.process_count", "jax.host_count", "jax.device_count", "jax.local_device_count"))
 
@@ -66,6 +68,8 @@ def _call(ctx: FileContext, call: ast.Call, pjit_output: Callable[[ast.Call], Op
         return HOST
     if callee in COUNTS:
         return SCALAR
+    if callee in KEY_MAKERS and all(isinstance(a, ast.Constant) for a in call.args):
+        return HOST  # a key made alike on every process (a DeviceArray of its own in the GDA era)
     if isinstance(call.func, ast.Name) and call.func.id in SCALAR_MAKERS and ctx.qualname(call.func) is None:
         return SCALAR
     if _builtin(ctx, call, "next"):  # `next(batches)`: an item drawn from an iterator

@@ -47,7 +47,11 @@ class HostLocalInputs(Rule):
     `multihost_utils.host_local_array_to_global_array(args, mesh, in_specs)` before the call
     and, unless the module turned on `jax_parallel_functions_output_gda`, the result through
     `multihost_utils.global_array_to_host_local_array(out, mesh, out_specs)` after it. A
-    `None` spec (replicated in legacy pjit) becomes `P()`. When the call sites, the mesh or the
+    `None` spec (replicated in legacy pjit) becomes `P()`, and a spec tree held in a name with
+    `None` leaves is passed mapped so (`jax.tree_util.tree_map(lambda s: P() if s is None else
+    s, ...)`: the conversions reject a `None` spec). A key made from a constant seed
+    (`jax.random.PRNGKey(0)`) is the same on every process: passed as it is under a replicated
+    spec, its call's result converted back. When the call sites, the mesh or the
     specs cannot be resolved in the module, the finding carries the code to write, one statement
     a line: the conversion of the inputs, then the call's own statement (its targets kept) with the
     output converted; the JSON and SARIF outputs and `fix --report` show it. Every finding's
@@ -369,7 +373,7 @@ class HostLocalInputs(Rule):
             to_global = f"{mhu}.host_local_array_to_global_array("
             whole = _whole(ctx, pj, site, convert)
             if len(convert) == 1 and whole and _is_tuple(pj.value):  # one argument, one spec
-                spec, more = spec_source(ctx, pj.value.elts[0], site)  # type: ignore[attr-defined]  # a tuple: _is_tuple
+                spec, more = spec_source(ctx, pj.value.elts[0], site, trees=True)  # type: ignore[attr-defined]  # a tuple: _is_tuple
                 line = f"{names[0]} = {to_global}{texts[0]}, {mesh}, {spec})"
             else:  # a tuple of specs, or one spec, which is a prefix of each argument (as pjit read it)
                 spec, more = _spec_for(ctx, pj, site, convert)  # type: ignore[misc]  # not None: _site checked it
@@ -417,12 +421,12 @@ def _spec_for(ctx: FileContext, pj: PjitCall, site: ast.Call,
     when they are all its arguments, else the tuple of their elements (``specs[1]`` of a tuple
     assigned to a name), or a single spec, which is a prefix of each; None where not known."""
     if _whole(ctx, pj, site, positions):
-        return spec_source(ctx, pj.value, site)
+        return spec_source(ctx, pj.value, site, trees=True)
     specs = position_specs(ctx, pj, site)
     if any(specs[i] is None for i in positions):
         return None
     if isinstance(pj.value, (ast.Tuple, ast.List)):
-        parts = [spec_source(ctx, specs[i], site) for i in positions]  # type: ignore[arg-type]  # not None: checked above
+        parts = [spec_source(ctx, specs[i], site, trees=True) for i in positions]  # type: ignore[arg-type]  # not None: checked above
         text = ", ".join(p for p, _ in parts) + ("," if len(parts) == 1 else "")
         return f"({text})", tuple(r for _, refs in parts for r in refs)
     if isinstance(pj.value, ast.Name) and specs[positions[0]] is not pj.value:  # a tuple assigned to the name
@@ -430,7 +434,7 @@ def _spec_for(ctx: FileContext, pj: PjitCall, site: ast.Call,
         dynamic = [i for i in range(len(site.args)) if i not in static]
         text = ", ".join(f"{pj.value.id}[{dynamic.index(i)}]" for i in positions) + ("," if len(positions) == 1 else "")
         return f"({text})", ()
-    return spec_source(ctx, pj.value, site)  # one spec: a prefix of every argument
+    return spec_source(ctx, pj.value, site, trees=True)  # one spec: a prefix of every argument
 
 
 def _inherited_era(ctx: FileContext) -> str:
@@ -499,9 +503,9 @@ def _suggestion(ctx: FileContext, pj: PjitCall, site: Optional[ast.Call]) -> str
     values, Python numbers and replicated inputs), then the call's own statement (its targets kept)
     with the call's output converted back where GDA-era pjit returned this process's part."""
     fn = pj.name or (ctx.text(site.func) if site is not None and site.func is pj.call else "f")
-    in_spec = spec_source(ctx, pj.value, pj.call)[0] if pj.value is not None else "in_specs"
+    in_spec = spec_source(ctx, pj.value, pj.call, trees=True)[0] if pj.value is not None else "in_specs"
     out = out_value(pj)
-    out_spec = spec_source(ctx, out, pj.call)[0] if out is not None else "out_specs"
+    out_spec = spec_source(ctx, out, pj.call, trees=True)[0] if out is not None else "out_specs"
     mesh = (mesh_for(ctx, site) if site is not None else None) or "mesh"
     used = not (site is not None and isinstance(ctx.parent(site), ast.Expr))  # a result is used
     back = not outputs_are_global(ctx) and used

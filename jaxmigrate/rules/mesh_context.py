@@ -10,7 +10,15 @@ from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import insert_before
 from jaxmigrate.core.findings import Edit, Finding, Fix
-from jaxmigrate.patterns.jit_plan import HELD, mesh_as_function, mesh_helper_withs, mesh_withs, module_blocker, uses_jax
+from jaxmigrate.patterns.jit_plan import (
+    HELD,
+    eager_calls,
+    mesh_as_function,
+    mesh_helper_withs,
+    mesh_withs,
+    module_blocker,
+    uses_jax,
+)
 from jaxmigrate.patterns.mesh_holds import MESH_HOLDS
 from jaxmigrate.prefilter import has_with_statement, raw
 from jaxmigrate.rules.base import Example, Rule, snippet
@@ -41,6 +49,11 @@ class MeshContext(Rule):
     have `jax.set_mesh` (0.7.1 and later). A mesh used as a decorator (`@mesh`) or called on a
     function (`mesh(f)`: a Mesh is a ContextDecorator) enters the same legacy context at each
     call, and `jax.set_mesh` decorates nothing: it is reported, and holds the module's pjit back.
+    So is a block where code only some processes run (under a test of `jax.process_index()`)
+    computes arrays eagerly: under `jax.set_mesh` an eager computation spans every process's
+    devices, and the processes that skip it are waited for forever (a process-0 log line that
+    calls a schedule hangs the migrated program on 2 processes). The message names the first
+    array the block makes eagerly, which `jax.set_mesh` replicates over the mesh.
 
     The fix is unsafe and belongs with JM701: `jax.jit` with bare `PartitionSpec`s reads the
     mesh that `jax.set_mesh` sets, while `pjit` created outside the block reads the one `with
@@ -225,23 +238,10 @@ class MeshContext(Rule):
         return Fix("unsafe", edits=edits, add_imports=imports)
 
 
-#: modules whose functions, called outside a compiled function, make arrays where they run
-EAGER_MODULES = ("jax.numpy.", "jax.random.", "jax.nn.", "jax.lax.", "jax.scipy.")
-
-
 def _eager_note(ctx: FileContext, statement: ast.stmt) -> str:
     """What moves under ``jax.set_mesh``: the first array the block makes eagerly (outside a
     ``def``, a lambda or a class), which JAX then replicates over the mesh; "" for none."""
-    pending = list(ast.iter_child_nodes(statement))
-    first = None
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Call) and (ctx.qualname(node.func) or "").startswith(EAGER_MODULES):
-            if first is None or (node.lineno, node.col_offset) < (first.lineno, first.col_offset):
-                first = node
-        pending.extend(ast.iter_child_nodes(node))
+    first = min(eager_calls(ctx, statement), key=lambda c: (c.lineno, c.col_offset), default=None)
     if first is None:
         return ""
     return (f"; under `jax.set_mesh` an array made in the block outside `jax.jit` (line {first.lineno}: "

@@ -37,7 +37,9 @@ class PjitToJit(Rule):
     `jax.jit(f, in_shardings=P("x"), out_shardings=P())`); `in_axis_resources` and
     `out_axis_resources` become `in_shardings` and `out_shardings`. A literal `None` spec,
     which legacy pjit read as *replicated*, becomes `P()`: in `jax.jit`, `None` means
-    *unspecified* (an output follows propagation, an input keeps its own placement). Imports of
+    *unspecified* (an output follows propagation, an input keeps its own placement); a spec tree
+    held in a name with `None` leaves (`param_spec = {"b": None, ...}`) is passed mapped so
+    (`jax.tree_util.tree_map(lambda s: P() if s is None else s, ...)`). Imports of
     pjit left unused are dropped. Applied for targets that deprecate pjit (0.8.0 and later).
 
     The fix is unsafe: a bare `PartitionSpec` in `jax.jit` needs the mesh set with
@@ -190,5 +192,5 @@ class PjitToJit(Rule):
     @staticmethod
     def _value(ctx: FileContext, name: str, value: ast.expr, at: ast.AST) -> Tuple[str, Tuple[ImportRef, ...]]:
         if name in SHARDINGS:
-            return spec_source(ctx, value, at)
+            return spec_source(ctx, value, at, trees=True)  # pjit's None leaves meant replicated, jax.jit's mean unspecified
         return ctx.text(value), ()
