@@ -110,7 +110,10 @@ class RemovedMapsApi(Rule):
 
     ADVICE = {
         "xmap": "rewrite with `jax.shard_map` (named axes become mesh axes) or `jax.jit` with shardings",
-        "thread_resources": "enter the mesh with `with mesh:` (or `jax.set_mesh(mesh)` on JAX >= 0.7.1) and pass it explicitly",
+        "thread_resources": "enter the mesh with `jax.set_mesh(mesh)` (JAX >= 0.7.1; `with mesh:` before) and read it "
+                            "with `jax.sharding.get_abstract_mesh()` (JAX >= 0.5.3), or its devices with "
+                            "`jax.sharding.get_mesh()` (JAX >= 0.8.1), as JAX's deprecation message says; or pass the "
+                            "mesh explicitly",
         "ResourceEnv": "enter the mesh with `with mesh:` (or `jax.set_mesh(mesh)` on JAX >= 0.7.1) "
                        "instead of building a ResourceEnv",
     }
