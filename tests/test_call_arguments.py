@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from jaxmigrate.catalog.keyword_renames import KEYWORD_RENAMES, POSITIONAL
+from jaxmigrate.catalog.keyword_renames import KEYWORD_RENAMES, KEYWORD_VALUE_RENAMES, POSITIONAL
 from jaxmigrate.catalog.signatures import Signature, history
 from tests.conftest import run
 
@@ -72,6 +72,17 @@ def test_every_rename_is_in_the_history(row):
         assert now.params and now.params[0].kind in ("positional", "either")
     else:
         assert now.keyword(new) is not None and sigs.keyword_since(qualname, new) is not None
+
+
+@pytest.mark.parametrize("row", sorted(KEYWORD_VALUE_RENAMES.items()), ids=lambda r: f"{r[0][0]}:{r[0][1]}")
+def test_every_value_rename_is_in_the_history(row):
+    (qualname, old), (new, values) = row
+    sigs = history()
+    newest = len(sigs.versions) - 1
+    assert sigs.keyword_change(qualname, old, newest) is not None, f"{qualname} never took `{old}`"
+    now = sigs.at(qualname, newest)
+    assert now is not None and now.keyword(new) is not None and sigs.keyword_since(qualname, new) is not None
+    assert values and all(isinstance(a, str) and isinstance(b, str) for a, b in values.items())
 
 
 def test_breaking_words_hold_the_renamed_keywords():
