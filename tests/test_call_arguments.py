@@ -52,6 +52,14 @@ def test_a_keyword_taken_through_kwargs_is_reported_once_the_parameters_are_name
     assert run(text, ["JM804"], fix=False, target=(0, 8, 1)).findings == []
 
 
+def test_a_keyword_kwargs_takes_with_its_old_meaning_passes_and_a_value_rename_does_not():
+    # jnp.pad named constant_values until 0.2.8 and takes it through **kwargs since, meaning the same
+    assert run("import jax.numpy as jnp\ny = jnp.pad(x, 1, constant_values=2.0)\n", ["JM804"], fix=False).findings == []
+    # pure_callback's **kwargs hands vectorized= to the callback from 0.10.0
+    text = "import jax\ny = jax.pure_callback(f, out, x, vectorized=True)\n"
+    assert run(text, ["JM804"]).text == 'import jax\ny = jax.pure_callback(f, out, x, vmap_method="legacy_vectorized")\n'
+
+
 def test_signature_text_round_trip():
     sig = Signature.parse("arr=,/,min=,max=,*,a=!,a_min=!,**kw")
     assert [p.kind for p in sig.params] == ["positional", "either", "either", "keyword", "keyword", "varkw"]

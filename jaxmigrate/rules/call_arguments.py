@@ -296,8 +296,9 @@ class CallArguments(Rule):
     0.4.27: a project pinned to 0.4.26 keeps `a_min`). A keyword replaced by another with other
     values is rewritten with JAX's own translation (`jax.pure_callback(vectorized=True)` →
     `vmap_method="legacy_vectorized"`, `False` → `"sequential"`), a variable's value reported.
-    A keyword JAX named and then dropped is reported even where the target's `**kwargs` takes it:
-    it no longer raises but is passed on (`pure_callback` hands it to the callback, from 0.10.0).
+    Such a keyword is reported even where the target's `**kwargs` takes it: it no longer raises
+    but is passed on (`pure_callback` hands `vectorized=` to the callback, from 0.10.0); other
+    keywords a `**kwargs` takes keep their meaning (`jnp.pad(constant_values=)`) and pass.
 
     ## Why is this bad?
     The call raises a `TypeError` on the target release, or warns that it soon will: code that
@@ -496,9 +497,9 @@ class CallArguments(Rule):
                 if (qualname, keyword.arg) in KEYWORD_RENAMES:
                     yield from self._renamed(ctx, written, keyword, qualname, sigs, at, newest, future=True)
                 continue
-            if param is None and sig.var_keywords and sigs.keyword_change(old_name, keyword.arg, at) is None:
-                continue  # `**kwargs` takes it, and took it before (a keyword JAX once named and dropped
-                # falls into `**kwargs` now, with another meaning: `jax.pure_callback(vectorized=)`)
+            if param is None and sig.var_keywords and (qualname, keyword.arg) not in KEYWORD_VALUE_RENAMES:
+                continue  # `**kwargs` takes it (`jnp.pad(constant_values=)`, named until 0.2.8, means what it
+                # meant); a keyword of the table falls into it with another meaning: `pure_callback(vectorized=)`
             if param is None and sigs.keyword_change(old_name, keyword.arg, at) is None:
                 # never named it by the target: a keyword of a newer JAX is not legacy (as JM801
                 # leaves names newer than the target alone), and one it never took is Python's to
