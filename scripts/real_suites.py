@@ -146,8 +146,8 @@ PROJECTS: Dict[str, Project] = {
     # scenic/projects/). setup.py of that commit pins nothing ("jax>=0.4.3", "flax>=0.4.0", optax from
     # GitHub's master, "tensorflow>=2.7", ...): these are releases of early-to-mid 2023 that resolve with
     # JAX 0.4.13 on Python 3.11, as vision_transformer's (TensorFlow 2.12.1 and the tfds pins below it for
-    # the same reasons), with ott-jax 0.3.1 (the last before 0.4.0 of April 2023; scenic's sinkhorn matcher
-    # imports ott.tools.transport), shapely 2.0.1 (test_box_utils) and dill 0.3.6 (tfds.testing imports it;
+    # the same reasons), with ott-jax 0.3.1 (the last with ott.tools.transport, which scenic's sinkhorn matcher
+    # imports; 0.4.0 of February 2023 dropped it), shapely 2.0.1 (test_box_utils) and dill 0.3.6 (tfds.testing imports it;
     # test_classification_trainer's mock_data). Left out: train_lib/transfer's
     # test_fewshot_utils.py (compares with big_vision, which no registry serves) and train_lib_deprecated's
     # test_segmentation_trainer.py (flax.optim, gone from flax before 0.6.10, and sklearn).
@@ -199,7 +199,8 @@ _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.M)
 _PYTEST_FRAME = re.compile(r"^(\S+\.py):(\d+): in ", re.M)  # a collection error's traceback (pytest's own format)
 _INTERNALS = re.compile(r"\bjax\._src\b|\bjax\.core\b|\bjax\.interpreters\b|\bjax\.linear_util\b|\blu\.|\bjax_core\b|"
                         r"\bcore\.(?:Trace|MainTrace|find_top_trace|new_main|cur_sublevel|Sublevel)")
-_DEPENDENCY = re.compile(r"numpy|No module named|ModuleNotFoundError|tensorflow")
+_DEPENDENCY = re.compile(r"numpy|No module named|ModuleNotFoundError|tensorflow|keras|"
+                         r"cannot import name '\w+' from '(?!jax)")  # an ImportError of another package's name
 
 
 # -- environments ---------------------------------------------------------------------------------
