@@ -142,6 +142,32 @@ PROJECTS: Dict[str, Project] = {
         notes="flaxformer is on no registry (requirements.txt installs it from GitHub): a stand-in that fails "
               "when LiT's BERT tower is built; train_test's tfds case downloads cifar10, which this machine cannot",
     ),
+    # the last commit before March 2023; the core library's own tests (scenic/*/tests/test_*.py, not
+    # scenic/projects/). setup.py of that commit pins nothing ("jax>=0.4.3", "flax>=0.4.0", optax from
+    # GitHub's master, "tensorflow>=2.7", ...): these are releases of early-to-mid 2023 that resolve with
+    # JAX 0.4.13 on Python 3.11, as vision_transformer's (TensorFlow 2.12.1 and the tfds pins below it for
+    # the same reasons), with ott-jax 0.3.1 (the last with ott.tools.transport, which scenic's sinkhorn matcher
+    # imports; 0.4.0 of February 2023 dropped it), shapely 2.0.1 (test_box_utils) and dill 0.3.6 (tfds.testing imports it;
+    # test_classification_trainer's mock_data). Left out: train_lib/transfer's
+    # test_fewshot_utils.py (compares with big_vision, which no registry serves) and train_lib_deprecated's
+    # test_segmentation_trainer.py (flax.optim, gone from flax before 0.6.10, and sklearn).
+    "scenic": Project(
+        commit="abf121a",
+        tests=("scenic/common_lib/tests/test_*.py", "scenic/dataset_lib/tests/test_*.py",
+               "scenic/dataset_lib/*/tests/test_*.py", "scenic/model_lib/tests/test_*.py",
+               "scenic/model_lib/*/tests/test_*.py", "scenic/train_lib/tests/test_*.py",
+               "scenic/train_lib_deprecated/tests/test_lr_schedules.py"),
+        legacy=("absl-py<1.5", "flax==0.6.10", "optax==0.1.5", "chex==0.1.7", "clu==0.0.9", "ml-collections==0.1.1",
+                "immutabledict==2.2.3", "ott-jax==0.3.1", "shapely==2.0.1", "dm-tree==0.1.8", "pillow<10",
+                "tensorflow==2.12.1", "tensorflow-datasets==4.9.2", "tensorflow-metadata==1.13.1",
+                "orbax-checkpoint==0.2.3", "tensorstore==0.1.36", "ml-dtypes==0.2.0", "etils==1.3.0",
+                "array-record==0.4.0", "dill==0.3.6", "numpy<1.25", "scipy<1.11", "pandas<2.1"),
+        current=("absl-py", "flax", "optax", "chex", "clu", "ml-collections", "immutabledict", "ott-jax", "shapely",
+                 "dm-tree", "pillow", "tensorflow", "tensorflow-datasets", "dill", "numpy", "scipy", "pandas",
+                 "tensorboard"),
+        notes="scenic's core tests only; test_fewshot_utils.py (big_vision) and train_lib_deprecated's "
+              "test_segmentation_trainer.py (flax.optim) are left out",
+    ),
 }
 
 STAND_IN_MARK = "a stand-in of scripts/real_suites.py"
@@ -173,7 +199,8 @@ _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.M)
 _PYTEST_FRAME = re.compile(r"^(\S+\.py):(\d+): in ", re.M)  # a collection error's traceback (pytest's own format)
 _INTERNALS = re.compile(r"\bjax\._src\b|\bjax\.core\b|\bjax\.interpreters\b|\bjax\.linear_util\b|\blu\.|\bjax_core\b|"
                         r"\bcore\.(?:Trace|MainTrace|find_top_trace|new_main|cur_sublevel|Sublevel)")
-_DEPENDENCY = re.compile(r"numpy|No module named|ModuleNotFoundError|tensorflow")
+_DEPENDENCY = re.compile(r"numpy|No module named|ModuleNotFoundError|tensorflow|keras|"
+                         r"cannot import name '\w+' from '(?!jax)")  # an ImportError of another package's name
 
 
 # -- environments ---------------------------------------------------------------------------------

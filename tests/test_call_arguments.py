@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from jaxmigrate.catalog.keyword_renames import KEYWORD_RENAMES, POSITIONAL
+from jaxmigrate.catalog.keyword_renames import KEYWORD_RENAMES, KEYWORD_VALUE_RENAMES, POSITIONAL
 from jaxmigrate.catalog.signatures import Signature, history
 from tests.conftest import run
 
@@ -52,6 +52,14 @@ def test_a_keyword_taken_through_kwargs_is_reported_once_the_parameters_are_name
     assert run(text, ["JM804"], fix=False, target=(0, 8, 1)).findings == []
 
 
+def test_a_keyword_kwargs_takes_with_its_old_meaning_passes_and_a_value_rename_does_not():
+    # jnp.pad named constant_values until 0.2.8 and takes it through **kwargs since, meaning the same
+    assert run("import jax.numpy as jnp\ny = jnp.pad(x, 1, constant_values=2.0)\n", ["JM804"], fix=False).findings == []
+    # pure_callback's **kwargs hands vectorized= to the callback from 0.10.0
+    text = "import jax\ny = jax.pure_callback(f, out, x, vectorized=True)\n"
+    assert run(text, ["JM804"]).text == 'import jax\ny = jax.pure_callback(f, out, x, vmap_method="legacy_vectorized")\n'
+
+
 def test_signature_text_round_trip():
     sig = Signature.parse("arr=,/,min=,max=,*,a=!,a_min=!,**kw")
     assert [p.kind for p in sig.params] == ["positional", "either", "either", "keyword", "keyword", "varkw"]
@@ -72,6 +80,17 @@ def test_every_rename_is_in_the_history(row):
         assert now.params and now.params[0].kind in ("positional", "either")
     else:
         assert now.keyword(new) is not None and sigs.keyword_since(qualname, new) is not None
+
+
+@pytest.mark.parametrize("row", sorted(KEYWORD_VALUE_RENAMES.items()), ids=lambda r: f"{r[0][0]}:{r[0][1]}")
+def test_every_value_rename_is_in_the_history(row):
+    (qualname, old), (new, values) = row
+    sigs = history()
+    newest = len(sigs.versions) - 1
+    assert sigs.keyword_change(qualname, old, newest) is not None, f"{qualname} never took `{old}`"
+    now = sigs.at(qualname, newest)
+    assert now is not None and now.keyword(new) is not None and sigs.keyword_since(qualname, new) is not None
+    assert values and all(isinstance(a, str) and isinstance(b, str) for a, b in values.items())
 
 
 def test_breaking_words_hold_the_renamed_keywords():

@@ -195,7 +195,7 @@ NOTHING_OBSERVABLE = {
     # JM804's cases define the calls the installed JAX rejects before the fix; the legacy runtime
     # (the installed JAX) cannot run them, so they are only defined: `--legacy-jax 0.4.13` can
     "JM804/gensym", "JM804/left_alone", "JM804/old_target", "JM804/renamed_keywords", "JM804/target_0427",
-    "JM804/required_parameter", "JM804/any_keyword",
+    "JM804/required_parameter", "JM804/any_keyword", "JM804/pure_callback_vectorized",
 }
 
 

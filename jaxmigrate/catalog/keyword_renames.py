@@ -50,3 +50,15 @@ KEYWORD_NO_OP_DEFAULTS: Dict[Tuple[str, str], Tuple[str, str, str]] = {
                             "Python (with `jax.ensure_compile_time_eval()` where jax.numpy computes on them)")
        for name in ("jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint")},
 }
+
+#: Keywords JAX replaced by another that spells the same choices with other values: (function,
+#: keyword) -> (the new keyword, {an old value's source text: the new value's}). The mapping is
+#: the one JAX applied itself while the old keyword was deprecated, so the rewrite is exact; another
+#: value (a variable) is reported with the mapping. Where the target's `**kwargs` takes the old
+#: keyword once it is gone, the call does not raise but passes it on (checked at the tags).
+KEYWORD_VALUE_RENAMES: Dict[Tuple[str, str], Tuple[str, Dict[str, str]]] = {
+    # jax/_src/callback.py at jax-v0.4.35: `vmap_method = "legacy_vectorized" if vectorized else
+    # "sequential"`; jax-v0.6.0 to 0.9.2 raise ValueError for any `vectorized`; from jax-v0.10.0 the
+    # parameter is gone and `**kwargs` hands `vectorized=` to the callback (TypeError in most)
+    ("jax.pure_callback", "vectorized"): ("vmap_method", {"True": '"legacy_vectorized"', "False": '"sequential"'}),
+}

@@ -14,7 +14,13 @@ from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import drop_argument
 from jaxmigrate.analysis.values import binding_scope
 from jaxmigrate.catalog.api_history import exists, predecessors, status
-from jaxmigrate.catalog.keyword_renames import KEYWORD_DEPRECATIONS, KEYWORD_NO_OP_DEFAULTS, KEYWORD_RENAMES, POSITIONAL
+from jaxmigrate.catalog.keyword_renames import (
+    KEYWORD_DEPRECATIONS,
+    KEYWORD_NO_OP_DEFAULTS,
+    KEYWORD_RENAMES,
+    KEYWORD_VALUE_RENAMES,
+    POSITIONAL,
+)
 from jaxmigrate.catalog.owners import call_owner
 from jaxmigrate.catalog.signatures import Signature, Signatures, history
 from jaxmigrate.core.findings import Edit, Finding, Fix
@@ -182,8 +188,8 @@ def _judged(qualname: str) -> bool:
     return qualname.startswith("jax.") and call_owner(qualname) is None and history().has(qualname)
 
 
-#: the functions with a keyword in ``KEYWORD_RENAMES`` or ``KEYWORD_DEPRECATIONS``
-_TABLED = frozenset(q for q, _ in (*KEYWORD_RENAMES, *KEYWORD_DEPRECATIONS))
+#: the functions with a keyword in ``KEYWORD_RENAMES``, ``KEYWORD_VALUE_RENAMES`` or ``KEYWORD_DEPRECATIONS``
+_TABLED = frozenset(q for q, _ in (*KEYWORD_RENAMES, *KEYWORD_VALUE_RENAMES, *KEYWORD_DEPRECATIONS))
 
 
 @lru_cache(maxsize=4096)
@@ -293,13 +299,18 @@ class CallArguments(Rule):
     `jnp.clip(a=x)` → `jnp.clip(x)`, `jax.export.export(lowering_platforms=)` →
     `platforms=`, `jnp.linalg.pinv(rcond=)` → `rtol=`, `jax.scipy.special.beta(x=, y=)` →
     `a=`, `b=`), and reported as needing a newer JAX where it does not (`min=` exists from
-    0.4.27: a project pinned to 0.4.26 keeps `a_min`).
+    0.4.27: a project pinned to 0.4.26 keeps `a_min`). A keyword replaced by another with other
+    values is rewritten with JAX's own translation (`jax.pure_callback(vectorized=True)` →
+    `vmap_method="legacy_vectorized"`, `False` → `"sequential"`), a variable's value reported.
+    Such a keyword is reported even where the target's `**kwargs` takes it: it no longer raises
+    but is passed on (`pure_callback` hands `vectorized=` to the callback, from 0.10.0); other
+    keywords a `**kwargs` takes keep their meaning (`jnp.pad(constant_values=)`) and pass.
 
     ## Why is this bad?
     The call raises a `TypeError` on the target release, or warns that it soon will: code that
     imports cleanly still fails when it runs. Fix safety: the renames are safe (JAX renamed the
-    parameter, the values mean the same), and so is removing a keyword that passes its old
-    default.
+    parameter, the values mean the same), and so are removing a keyword that passes its old
+    default and a value rename (the translation JAX itself made while the old keyword lasted).
     """
 
     code = "JM804"
@@ -495,8 +506,9 @@ class CallArguments(Rule):
                 if (qualname, keyword.arg) in KEYWORD_RENAMES:
                     yield from self._renamed(ctx, written, keyword, qualname, sigs, at, newest, True, editable)
                 continue
-            if param is None and sig.var_keywords:
-                continue
+            if param is None and sig.var_keywords and (qualname, keyword.arg) not in KEYWORD_VALUE_RENAMES:
+                continue  # `**kwargs` takes it (`jnp.pad(constant_values=)`, named until 0.2.8, means what it
+                # meant); a keyword of the table falls into it with another meaning: `pure_callback(vectorized=)`
             if param is None and sigs.keyword_change(old_name, keyword.arg, at) is None:
                 # never named it by the target: a keyword of a newer JAX is not legacy (as JM801
                 # leaves names newer than the target alone), and one it never took is Python's to
@@ -578,6 +590,13 @@ class CallArguments(Rule):
         if future and not when:
             return  # a keyword the history never deprecated: nothing to say
         head = f"keyword `{old}` of `{qualname}` was {when}" if when else f"`{qualname}` takes no keyword `{old}`"
+        sig = sigs.at(qualname, at)
+        passed_on = not future and sig is not None and sig.var_keywords and sig.keyword(old) is None
+        if passed_on:  # no error: the function's `**kwargs` takes it
+            head += ", and at the target its `**kwargs` takes it and passes it on (no error of its own)"
+        if (qualname, old) in KEYWORD_VALUE_RENAMES:
+            yield from self._value_renamed(ctx, call, keyword, qualname, sigs, head)
+            return
         new = KEYWORD_RENAMES.get((qualname, old))
         if new is None:
             no_op = KEYWORD_NO_OP_DEFAULTS.get((qualname, old))
@@ -612,6 +631,35 @@ class CallArguments(Rule):
         message = f"{head}: use {spelled}"
         code = self._suggested(ctx, keyword, new)
         yield self.finding(ctx, keyword, message, fix, suggestion=None if fix else code, replacement=code)
+
+    def _value_renamed(self, ctx: FileContext, call: ast.Call, keyword: ast.keyword, qualname: str,
+                       sigs: Signatures, head: str) -> Iterator[Finding]:
+        """A keyword JAX replaced by another whose values are spelled differently
+        (``KEYWORD_VALUE_RENAMES``): rewritten where the value is one of the table's, else reported
+        with the mapping."""
+        old = keyword.arg or ""
+        new, values = KEYWORD_VALUE_RENAMES[(qualname, old)]
+        since = sigs.keyword_since(qualname, new)
+        if since is None or not ctx.target_at_least(since):
+            needs = f"; `{new}=` needs jax>={since}" if since else ""
+            yield self.finding(ctx, keyword, f"{head}{needs}: keep `{old}` until the project requires it")
+            return
+        mapping = ", ".join(f"`{old}={a}` is `{new}={b}`" for a, b in values.items())
+        if any(k.arg == new for k in call.keywords):
+            yield self.finding(ctx, keyword, f"{head}, and the call passes `{new}=` as well (it raises on every "
+                                             f"release that has both): drop `{old}=` ({mapping})")
+            return
+        value = values.get(ctx.text(keyword.value))
+        if value is None:  # a flag: both of the values, chosen as the flag chooses
+            choice = (f"{new}={values['True']} if {ctx.text(keyword.value)} else {values['False']}"
+                      if set(values) == {"True", "False"} else None)
+            yield self.finding(ctx, keyword, f"{head}: use `{new}=` ({mapping})", suggestion=choice)
+            return
+        code = f"{new}={value}"
+        start, end = ctx.span(keyword)
+        fix = Fix("safe", edits=(Edit(start, end, code),))
+        yield self.finding(ctx, keyword, f"{head}: use `{code}` (as JAX translated it while it was deprecated)",
+                           fix, replacement=code)
 
     @staticmethod
     def _drop_fix(ctx: FileContext, call: ast.Call, keyword: ast.keyword) -> Fix:
