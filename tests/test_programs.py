@@ -55,6 +55,9 @@ KNOWN: Dict[Tuple[str, int], str] = {
                                      "argument'), with one process too; the findings it leaves are in LEFT",
     ("two_process_pjit_trainer", 2): "as on one process: the after side raises at JM504's conversion of `param_spec` "
                                      "(a `None` leaf)",
+    ("pmap_scenic_host_utils", 1): "left with a finding (LEFT): `pxla.ShardedDeviceArray` stays in the after side, "
+                                   "which raises AttributeError on the installed JAX",
+    ("pmap_scenic_host_utils", 2): "as on one process: `pxla.ShardedDeviceArray` is left (LEFT) and raises",
     ("pjit_sharded_lm", 1): "left with findings (LEFT): `maps.thread_resources` holds every pjit and `with mesh:` of the "
                             "module, so the after side still imports `jax.experimental.maps` and raises ImportError",
 }
@@ -67,6 +70,10 @@ LEFT: Dict[str, str] = {
                                 "but does not apply, saying where the key comes from is not visible), and `opt` in "
                                 "`p_step(params, opt, x, y)` (built from `p_init`'s result and rebound by the loop from "
                                 "the converted output: host-local, to convert with the others)",
+    "pmap_scenic_host_utils": "JM801 reports `isinstance(x, pxla.ShardedDeviceArray)` with the predicate to write "
+                              "(`isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and "
+                              "x.is_fully_addressable and len(x.sharding.device_set) > 1`) and does not rewrite it; "
+                              "written by hand, the program verifies on 1 and 2 processes",
     "pjit_sharded_lm": "JM203/JM801 report `maps.thread_resources.env.physical_mesh` as having no replacement, and "
                        "JM701/JM702 hold the module's pjits and `with mesh:` because of it; under the `jax.set_mesh` "
                        "JM702 writes, `jax.sharding.get_mesh()` is that mesh",
