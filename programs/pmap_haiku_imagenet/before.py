@@ -39,9 +39,9 @@ class TrainState(NamedTuple):
 
 
 def _shard(num_examples, shard_index, num_shards):
-    """[start, end) of this shard's examples."""
-    split = num_examples // num_shards
-    return shard_index * split, (shard_index + 1) * split
+    """This shard's [start, end) of the examples, equal-sized shards."""
+    size = num_examples // num_shards
+    return size * shard_index, size * (shard_index + 1)
 
 
 def load(split, *, is_training, batch_dims, seed=0):
@@ -67,16 +67,15 @@ def load(split, *, is_training, batch_dims, seed=0):
 
 
 def lr_schedule(step):
-    total_batch_size = DEVICE_BATCH * jax.device_count()
-    steps_per_epoch = TRAIN_EXAMPLES / total_batch_size
-    warmup_steps = WARMUP_EPOCHS * steps_per_epoch
-    training_steps = EPOCHS * steps_per_epoch
-    lr = LR_INIT * total_batch_size / 256
-    scaled_step = jnp.maximum(step - warmup_steps, 0) / (training_steps - warmup_steps)
-    lr *= 0.5 * (1.0 + jnp.cos(jnp.pi * scaled_step))
-    if warmup_steps:
-        lr *= jnp.minimum(step / warmup_steps, 1.0)
-    return lr
+    """Linear warm-up over the first epochs, then a half cosine to 0; the peak scales with the
+    global batch (the linear scaling rule: LR_INIT per 256 examples)."""
+    global_batch = DEVICE_BATCH * jax.device_count()
+    per_epoch = TRAIN_EXAMPLES / global_batch
+    warmup, total = WARMUP_EPOCHS * per_epoch, EPOCHS * per_epoch
+    peak = LR_INIT * global_batch / 256
+    after_warmup = jnp.maximum(step - warmup, 0) / (total - warmup)
+    ramp = jnp.minimum(step / warmup, 1.0) if warmup else 1.0
+    return peak * ramp * 0.5 * (1.0 + jnp.cos(jnp.pi * after_warmup))
 
 
 def forward(params, state, images, *, is_training):
@@ -159,14 +158,16 @@ def eval_batch(params, state, batch):
 
 
 def evaluate(params, state):
+    """Top-1 accuracy over the whole eval split, on the first device's copy of the (replicated)
+    params and state: evaluation is jitted, not pmapped, so that every example is seen once."""
     params, state = jax.tree_util.tree_map(lambda x: x[0], (params, state))
-    correct = jnp.array(0.0)
-    total = 0
+    hits, seen = jnp.array(0.0), 0
     for batch in load("test", is_training=False, batch_dims=[EVAL_BATCH]):
-        correct += eval_batch(params, state, batch)
-        total += batch["labels"].shape[0]
-    assert total == EVAL_EXAMPLES, total
-    return {"top_1_acc": correct.item() / total}
+        hits = hits + eval_batch(params, state, batch)
+        seen += len(batch["labels"])
+    if seen != EVAL_EXAMPLES:
+        raise AssertionError(f"saw {seen} of {EVAL_EXAMPLES} eval examples")
+    return {"top_1_acc": hits.item() / seen}
 
 
 total_train_batch_size = DEVICE_BATCH * jax.device_count()

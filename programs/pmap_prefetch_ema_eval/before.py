@@ -25,21 +25,15 @@ EVAL_EXAMPLES = 21  # not a multiple of the device count: padded
 
 
 def prefetch(iterator, size=2):
-    """Yields the iterator's host batches put on the local devices, `size` steps ahead."""
-    queue = collections.deque()
+    """The iterator's host batches, each leaf split over this host's devices with
+    `jax.device_put_sharded` while up to `size` batches wait on the devices."""
     devices = jax.local_devices(host_id=jax.host_id())
-
-    def _prefetch(xs):
-        return jax.device_put_sharded(list(xs), devices)
-
-    def enqueue(n):
-        for data in itertools.islice(iterator, n):
-            queue.append(jax.tree_map(_prefetch, data))
-
-    enqueue(size)
-    while queue:
-        yield queue.popleft()
-        enqueue(1)
+    on_device = (jax.tree_map(lambda xs: jax.device_put_sharded(list(xs), devices), batch) for batch in iterator)
+    waiting = collections.deque(itertools.islice(on_device, size))
+    while waiting:
+        ready = waiting.popleft()
+        waiting.extend(itertools.islice(on_device, 1))
+        yield ready
 
 
 def shard(x):

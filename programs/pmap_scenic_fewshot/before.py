@@ -26,19 +26,22 @@ def unreplicate(tree):
 
 
 def prepare_data(xs, pad=None, num_devices=None):
-    """xs padded to `pad` rows with a mask and reshaped to (local devices, -1, ...)."""
-    if pad is not None:
-        xs["mask"] = np.full(len(xs["image"]), 1.0, np.float32)
-    local_device_count = num_devices or jax.local_device_count()
+    """The local rows padded with zeros to `pad` (a mask says which rows are real) and split
+    over the local devices: every array becomes (devices, rows per device, ...)."""
+    n = len(xs["image"])
+    devices = num_devices or jax.local_device_count()
+    rows = n if pad is None else pad
+    mask = (np.arange(rows) < n).astype(np.float32)
 
-    def _prepare(x):
+    def to_devices(x):
         x = np.asarray(x)
-        if pad is not None and len(x) != pad:
-            x = np.r_[x, np.zeros((pad - len(x),) + x.shape[1:], x.dtype)]
-        return x.reshape((local_device_count, -1) + x.shape[1:])
+        padded = np.zeros((rows,) + x.shape[1:], x.dtype)
+        padded[:n] = x
+        return padded.reshape((devices, rows // devices) + x.shape[1:])
 
-    xs = jax.tree_map(_prepare, xs)
-    return {"inputs": xs["image"], "label": xs["label"], "batch_mask": xs["mask"]}
+    out = jax.tree_map(to_devices, {"inputs": xs["image"], "label": xs["label"]})
+    out["batch_mask"] = mask.reshape(devices, -1)
+    return out
 
 
 def start_input_pipeline(data, local_batch_size):
@@ -61,17 +64,21 @@ def representation_fn(train_state, batch):
     return representation, labels, mask
 
 
-def fewshot_acc_fn(x, y, x_test, y_test, l2_reg, num_classes, stddev_constant=1e-5):
-    def preprocess_features(data, mean, std):
-        return jnp.pad((data - mean) / std, ((0, 0), (0, 1)), constant_values=BIAS_CONSTANT)
+def fewshot_acc_fn(x, y, x_test, y_test, l2_reg, num_classes, eps=1e-5):
+    """Accuracy of a ridge regression onto +-1 one-hot targets, fitted on (x, y) in closed form,
+    on features standardised by the training set's statistics with a large constant column (an
+    almost unregularised bias)."""
+    mu, sigma = jnp.mean(x, 0), jnp.std(x, 0) + eps
 
-    mean = jnp.mean(x, axis=0, keepdims=True)
-    std = jnp.std(x, axis=0, keepdims=True) + stddev_constant
-    x_whitened, x_test_whitened = preprocess_features(x, mean, std), preprocess_features(x_test, mean, std)
-    y_rescaled = 2.0 * jax.nn.one_hot(y, num_classes) - 1.0
-    w = jnp.linalg.solve(x_whitened.T @ x_whitened + jnp.eye(x_whitened.shape[1]) * l2_reg,
-                         x_whitened.T @ y_rescaled)
-    return jnp.mean(jnp.argmax(x_test_whitened @ w, axis=1) == y_test)
+    def features(a):
+        a = (a - mu) / sigma
+        return jnp.concatenate([a, jnp.full((a.shape[0], 1), BIAS_CONSTANT)], axis=1)
+
+    f, f_test = features(x), features(x_test)
+    targets = jnp.where(jax.nn.one_hot(y, num_classes) > 0, 1.0, -1.0)
+    gram = f.T @ f + l2_reg * jnp.eye(f.shape[1])
+    w = jnp.linalg.solve(gram, f.T @ targets)
+    return jnp.mean(jnp.argmax(f_test @ w, axis=1) == y_test)
 
 
 class FewShotEvaluator:
@@ -80,17 +87,19 @@ class FewShotEvaluator:
         self.repr_fn = jax.pmap(representation_fn, donate_argnums=(1,), axis_name="batch")
 
     def get_repr(self, train_state, data):
-        pre_logits_list, labels_list = [], []
+        """The representations and labels of every real example of the split, in order."""
+        features, labels = [], []
         for batch in start_input_pipeline(data, self.local_batch_size):
-            pre_logits, labels, mask = self.repr_fn(train_state, batch)
-            # shapes: [local devices, all devices, per device, ...]; every device holds the same
-            pre_logits = unreplicate(pre_logits)
-            if pre_logits.ndim != 3:
-                raise ValueError("representations should be [num_devices, bs, features]")
-            mask = np.array(unreplicate(mask)).astype(bool)
-            pre_logits_list.append(np.array(pre_logits)[mask])
-            labels_list.append(np.array(unreplicate(labels))[mask])
-        return np.concatenate(pre_logits_list, axis=0), np.concatenate(labels_list, axis=0)
+            outputs = self.repr_fn(train_state, batch)
+            # each output is (local devices, all devices, rows per device, ...), the same on
+            # every local device after the all_gather: keep device 0's
+            reps, labs, mask = (np.asarray(unreplicate(o)) for o in outputs)
+            if reps.ndim != 3:
+                raise ValueError(f"expected (devices, rows, features), got {reps.shape}")
+            keep = mask.astype(bool)
+            features.append(reps[keep])
+            labels.append(labs[keep])
+        return np.concatenate(features), np.concatenate(labels)
 
     def run(self, train_state, train_data, test_data):
         x_train, y_train = self.get_repr(train_state, train_data)

@@ -69,35 +69,42 @@ class TrainState(NamedTuple):
 
 
 def get_learning_rate_fn(factors, base_learning_rate, warmup_steps, total_steps):
-    """A schedule from a string of factors multiplied together."""
-    factors = [n.strip() for n in factors.split("*")]
+    """A schedule named by a product of factors, "constant * linear_warmup * cosine_decay"."""
+    def constant(step):
+        return base_learning_rate
+
+    def linear_warmup(step):
+        return jnp.minimum(1.0, step / warmup_steps)
+
+    def cosine_decay(step):
+        frac = jnp.maximum(0.0, (step - warmup_steps) / float(total_steps - warmup_steps))
+        return jnp.maximum(0.0, 0.5 * (1.0 + jnp.cos(jnp.pi * (frac % 1.0))))
+
+    known = {"constant": constant, "linear_warmup": linear_warmup, "cosine_decay": cosine_decay}
+    chosen = []
+    for name in (part.strip() for part in factors.split("*")):
+        if name not in known:
+            raise ValueError(f"Unknown factor {name}.")
+        chosen.append(known[name])
 
     def step_fn(step):
-        ret = 1.0
-        for name in factors:
-            if name == "constant":
-                ret *= base_learning_rate
-            elif name == "linear_warmup":
-                ret *= jnp.minimum(1.0, step / warmup_steps)
-            elif name == "cosine_decay":
-                progress = jnp.maximum(0.0, (step - warmup_steps) / float(total_steps - warmup_steps))
-                ret *= jnp.maximum(0.0, 0.5 * (1.0 + jnp.cos(jnp.pi * (progress % 1.0))))
-            else:
-                raise ValueError(f"Unknown factor {name}.")
-        return jnp.asarray(ret, dtype=jnp.float32)
+        value = 1.0
+        for factor in chosen:
+            value = value * factor(step)
+        return jnp.asarray(value, dtype=jnp.float32)
 
     return step_fn
 
 
 def bind_rng_to_host_device(rng, axis_name, bind_to=None):
-    """The rng made specific to the host or device; called inside the pmapped function."""
-    if bind_to is None:
-        return rng
-    if bind_to == "host":
-        return jax.random.fold_in(rng, jax.process_index())
-    if bind_to == "device":
-        return jax.random.fold_in(rng, jax.lax.axis_index(axis_name))
-    raise ValueError("`bind_to` should be one of the `[None, 'host', 'device']`")
+    """A key specific to this host (`process_index`) or to this device (`axis_index`, which
+    differs on every device of every host), for use inside the pmapped step."""
+    binders = {None: lambda: rng,
+               "host": lambda: jax.random.fold_in(rng, jax.process_index()),
+               "device": lambda: jax.random.fold_in(rng, jax.lax.axis_index(axis_name))}
+    if bind_to not in binders:
+        raise ValueError(f"bind_to={bind_to!r}: expected None, 'host' or 'device'")
+    return binders[bind_to]()
 
 
 def psum_metric_normalizer(metrics):
@@ -182,18 +189,17 @@ def sync_model_state_across_replicas(train_state):
 
 
 def normalize_metrics_summary(metrics_summary, split):
-    normalized = {}
-    for key, val in metrics_summary.items():
-        normalized[key] = val[0] / (val[1] + 1e-9)
-        if np.isnan(normalized[key]):
-            raise RuntimeError(f"NaN detected in {split}_{key}")
-    return normalized
+    """Each metric's summed value over its summed normalizer; a NaN stops the run."""
+    out = {name: total / (count + 1e-9) for name, (total, count) in metrics_summary.items()}
+    bad = sorted(name for name, value in out.items() if np.isnan(value))
+    if bad:
+        raise RuntimeError(f"NaN in {split} metrics {bad}")
+    return out
 
 
 def stack_forest(forest):
-    if not forest:
-        return {}
-    return jax.tree_util.tree_map(lambda *args: np.stack(args), *forest)
+    """A list of same-shaped trees as one tree of stacked leaves."""
+    return jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *forest) if forest else {}
 
 
 def unreplicate_and_get(x):

@@ -55,43 +55,45 @@ BASE_LR = 0.3
 DROPOUT = 0.1
 
 
-def create_learning_rate_schedule(total_steps, base, decay_type, warmup_steps, linear_end=1e-5):
-    """learning_rate(step): linear warm-up, then linear or cosine decay."""
+def lr_schedule_fn(total_steps, peak, kind, warmup, floor=1e-5):
+    """The learning rate of a step: rises linearly for `warmup` steps, then decays to `floor`
+    along a straight line (`kind="linear"`) or a half cosine (`kind="cosine"`)."""
+    if kind not in ("linear", "cosine"):
+        raise ValueError(f"no such decay: {kind}")
 
-    def step_fn(step):
-        lr = base
-        progress = (step - warmup_steps) / float(total_steps - warmup_steps)
-        progress = jnp.clip(progress, 0.0, 1.0)
-        if decay_type == "linear":
-            lr = linear_end + (lr - linear_end) * (1.0 - progress)
-        elif decay_type == "cosine":
-            lr = lr * 0.5 * (1.0 + jnp.cos(jnp.pi * progress))
+    def rate(step):
+        done = jnp.clip((step - warmup) / float(total_steps - warmup), 0.0, 1.0)
+        if kind == "cosine":
+            value = peak * 0.5 * (1.0 + jnp.cos(jnp.pi * done))
         else:
-            raise ValueError(f"Unknown lr type {decay_type}")
-        if warmup_steps:
-            lr = lr * jnp.minimum(1.0, step / warmup_steps)
-        return jnp.asarray(lr, dtype=jnp.float32)
+            value = floor + (peak - floor) * (1.0 - done)
+        ramp = jnp.minimum(1.0, step / warmup) if warmup else 1.0
+        return jnp.asarray(value * ramp, jnp.float32)
 
-    return step_fn
+    return rate
 
 
-def accumulate_gradient(loss_and_grad_fn, params, images, labels, accum_steps):
-    """The mean loss and gradient over `accum_steps` micro-batches of the device's batch."""
-    if accum_steps and accum_steps > 1:
-        assert images.shape[0] % accum_steps == 0, f"Bad accum_steps {accum_steps} for {images.shape[0]}"
-        step_size = images.shape[0] // accum_steps
-        loss, grad = loss_and_grad_fn(params, images[:step_size], labels[:step_size])
+def grad_over_microbatches(value_and_grad_fn, params, images, labels, n_micro):
+    """Mean loss and gradient of the device's batch, computed `n_micro` rows-blocks at a time
+    (`lax.fori_loop` over `lax.dynamic_slice`s) to bound the memory of one step."""
+    if not n_micro or n_micro == 1:
+        return value_and_grad_fn(params, images, labels)
+    rows = images.shape[0] // n_micro
+    if rows * n_micro != images.shape[0]:
+        raise ValueError(f"{images.shape[0]} rows do not split into {n_micro} micro-batches")
 
-        def acc_grad_and_loss(i, loss_and_grad):
-            imgs = jax.lax.dynamic_slice(images, (i * step_size, 0, 0, 0), (step_size,) + images.shape[1:])
-            lbls = jax.lax.dynamic_slice(labels, (i * step_size, 0), (step_size, labels.shape[1]))
-            li, gi = loss_and_grad_fn(params, imgs, lbls)
-            acc_loss, acc_grad = loss_and_grad
-            return acc_loss + li, jax.tree.map(lambda x, y: x + y, acc_grad, gi)
+    def block(i):
+        start = i * rows
+        img = jax.lax.dynamic_slice(images, (start,) + (0,) * (images.ndim - 1), (rows,) + images.shape[1:])
+        lab = jax.lax.dynamic_slice(labels, (start, 0), (rows,) + labels.shape[1:])
+        return value_and_grad_fn(params, img, lab)
 
-        loss, grad = jax.lax.fori_loop(1, accum_steps, acc_grad_and_loss, (loss, grad))
-        return jax.tree.map(lambda x: x / accum_steps, (loss, grad))
-    return loss_and_grad_fn(params, images, labels)
+    def body(i, totals):
+        loss_i, grad_i = block(i)
+        return totals[0] + loss_i, jax.tree.map(jnp.add, totals[1], grad_i)
+
+    totals = jax.lax.fori_loop(1, n_micro, body, block(0))
+    return jax.tree.map(lambda t: t / n_micro, totals)
 
 
 def init_params(key):
@@ -111,27 +113,22 @@ def apply_model(params, images, *, train, dropout_rng=None):
 
 
 def make_update_fn(*, accum_steps):
-    """The data-parallel update step."""
+    """Builds the pmapped update: params donated, gradients averaged over every device."""
 
     def update_fn(params, lr, batch, rng):
-        _, new_rng = jax.random.split(rng)
-        # bind the rng key to the device id, which is unique across hosts
+        rng, next_rng = jax.random.split(rng)
+        # one dropout key per device; axis_index counts the devices of every host
         dropout_rng = jax.random.fold_in(rng, jax.lax.axis_index("batch"))
 
-        def cross_entropy_loss(*, logits, labels):
-            logp = jax.nn.log_softmax(logits)
-            return -jnp.mean(jnp.sum(logp * labels, axis=1))
+        def loss_fn(p, images, labels):
+            logits = apply_model(p, images, train=True, dropout_rng=dropout_rng)
+            return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * labels, axis=-1))
 
-        def loss_fn(params, images, labels):
-            logits = apply_model(params, images, train=True, dropout_rng=dropout_rng)
-            return cross_entropy_loss(logits=logits, labels=labels)
-
-        loss, grads = accumulate_gradient(jax.value_and_grad(loss_fn), params, batch["image"], batch["label"],
-                                          accum_steps)
-        grads = jax.tree.map(lambda x: jax.lax.pmean(x, axis_name="batch"), grads)
-        params = jax.tree.map(lambda p, g: p - lr * g, params, grads)
-        loss = jax.lax.pmean(loss, axis_name="batch")
-        return params, loss, new_rng
+        loss, grads = grad_over_microbatches(jax.value_and_grad(loss_fn), params, batch["image"],
+                                             batch["label"], accum_steps)
+        grads = jax.tree.map(lambda g: jax.lax.pmean(g, axis_name="batch"), grads)
+        new_params = jax.tree.map(lambda p, g: p - lr * g, params, grads)
+        return new_params, jax.lax.pmean(loss, axis_name="batch"), next_rng
 
     return host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), update_fn(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("batch",)), in_specs=jax.sharding.PartitionSpec("batch"), out_specs=jax.sharding.PartitionSpec("batch"), check_vma=False), donate_argnums=(0,)), mesh=jax.sharding.Mesh(jax.devices(), ("batch",)), in_specs=jax.sharding.PartitionSpec("batch"), out_specs=jax.sharding.PartitionSpec("batch"), donate_argnums=(0,))
 
@@ -159,7 +156,7 @@ def unreplicate(tree):
     return jax.tree.map(lambda x: x[0], tree)
 
 
-lr_fn = create_learning_rate_schedule(TOTAL_STEPS, BASE_LR, "cosine", WARMUP_STEPS)
+lr_fn = lr_schedule_fn(TOTAL_STEPS, BASE_LR, "cosine", WARMUP_STEPS)
 update_fn_repl = make_update_fn(accum_steps=ACCUM_STEPS)
 infer_fn_repl = (lambda pmapped: host_local_call(jax.jit(jax.shard_map(lambda *args: jax.tree.map(lambda o: jnp.expand_dims(o, 0), pmapped(*jax.tree.map(lambda a: a[0], args))), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i"), check_vma=False)), mesh=jax.sharding.Mesh(jax.devices(), ("i",)), in_specs=jax.sharding.PartitionSpec("i"), out_specs=jax.sharding.PartitionSpec("i")))(functools.partial(apply_model, train=False))
 

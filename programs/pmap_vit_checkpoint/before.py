@@ -3,7 +3,7 @@ the pmapped step (`jax.pmap(..., axis_name='batch')`) trains replicated paramete
 block of the global batch (`jax.process_index()`, `(jax.local_device_count(), per device, ...)`);
 every `CKPT_EVERY` steps the parameters are unreplicated (`jax.tree_map(lambda x: x[0], ...)`),
 fetched with `jax.device_get` and written by `checkpoint.save` (a flat `np.savez`, our module);
-the run then "restarts": the latest checkpoint is loaded, checked with `inspect_params`, replicated
+the run then "restarts": the latest checkpoint is loaded, checked with `check_keys`, replicated
 with `jax.device_put_replicated` and training resumes from its step, reaching the parameters an
 uninterrupted run reaches. A host barrier (a pmapped `psum` of ones, as scenic's `barrier`) waits
 for every process before the checkpoint is read."""
@@ -97,7 +97,7 @@ train(replicate(init), 0, CKPT_EVERY, workdir)
 print("processes at the barrier:", barrier())
 latest = max(os.listdir(workdir), key=lambda name: int(name[5:-4]))
 restored, step = checkpoint.load(os.path.join(workdir, latest))
-restored = checkpoint.inspect_params(params=restored, expected=init)
+restored = checkpoint.check_keys(params=restored, expected=init)
 print("restored", latest, "at step", step, "keys", sorted(restored["dense"]))
 resumed = jax.device_get(unreplicate(train(replicate(restored), step, STEPS, None)))
 

@@ -1,7 +1,7 @@
 """Checkpoints as flat `.npz` files, the way ViT-era code stored and loaded its parameters without
 flax.serialization: the nested parameter dict is flattened to `"embed/kernel"`-style keys, saved
-with `np.savez` from the host (the unreplicated copy), and read back with `np.load` and a tree
-recovered from the keys; `inspect_params` compares a loaded tree's keys with the expected ones.
+with `np.savez` from the host (the unreplicated copy), and read back with `np.load` and the tree
+rebuilt from the keys; `check_keys` compares a loaded tree's keys with the expected ones.
 A module of the program: it names no device and no process."""
 import os
 
@@ -9,52 +9,43 @@ import jax
 import numpy as np
 
 
-def _flatten_dict(d, parent_key="", sep="/"):
-    """Flattens a dictionary, keeping empty leaves."""
-    items = []
-    for k, v in d.items():
-        path = parent_key + sep + k if parent_key else k
-        if isinstance(v, dict):
-            items.extend(_flatten_dict(v, path, sep=sep).items())
+def flatten(tree, sep="/"):
+    """{"a": {"b": x}} -> {"a/b": x}: one entry per leaf, keys joined by `sep`."""
+    flat, pending = {}, [((), tree)]
+    while pending:
+        path, node = pending.pop()
+        if isinstance(node, dict):
+            pending.extend((path + (str(k),), v) for k, v in node.items())
         else:
-            items.append((path, v))
-    if parent_key and not d:
-        items.append((parent_key, {}))
-    return dict(items)
+            flat[sep.join(path)] = node
+    return dict(sorted(flat.items()))
 
 
-def recover_tree(keys, values):
-    """The nested dict whose leaves are `values`, by '/'-separated `keys`."""
+def unflatten(flat, sep="/"):
+    """The inverse of `flatten`: nested dicts rebuilt from the joined keys."""
     tree = {}
-    sub_trees = {}
-    for k, v in zip(keys, values):
-        if "/" not in k:
-            tree[k] = v
-        else:
-            k_left, k_right = k.split("/", 1)
-            sub_trees.setdefault(k_left, []).append((k_right, v))
-    for k, kv_pairs in sub_trees.items():
-        k_subtree, v_subtree = zip(*kv_pairs)
-        tree[k] = recover_tree(k_subtree, v_subtree)
+    for key, value in flat.items():
+        *parents, leaf = key.split(sep)
+        node = tree
+        for name in parents:
+            node = node.setdefault(name, {})
+        node[leaf] = value
     return tree
 
 
-def inspect_params(*, params, expected, fail_if_extra=True, fail_if_missing=True):
-    """The loaded params, after checking their keys against the expected tree's."""
-    params_flat = _flatten_dict(params)
-    expected_flat = _flatten_dict(jax.device_get(expected))
-    missing_keys = expected_flat.keys() - params_flat.keys()
-    extra_keys = params_flat.keys() - expected_flat.keys()
-    if missing_keys and fail_if_missing:
-        raise ValueError(f"Missing params in checkpoint: {sorted(missing_keys)}")
-    if extra_keys and fail_if_extra:
-        raise ValueError(f"Extra params in checkpoint: {sorted(extra_keys)}")
+def check_keys(*, params, expected):
+    """The loaded params, after checking that their keys are the expected tree's."""
+    have, want = set(flatten(params)), set(flatten(jax.device_get(expected)))
+    if want - have:
+        raise ValueError(f"checkpoint lacks {sorted(want - have)}")
+    if have - want:
+        raise ValueError(f"checkpoint has unexpected {sorted(have - want)}")
     return params
 
 
 def save(path, params, step):
     """Writes the host copy of `params` (and the step) to `path` (.npz)."""
-    flat = _flatten_dict(jax.tree_map(np.asarray, jax.device_get(params)))
+    flat = flatten(jax.tree_map(np.asarray, jax.device_get(params)))
     tmp = path + ".tmp.npz"
     np.savez(tmp, __step__=np.asarray(step), **flat)
     os.replace(tmp, path)
@@ -63,8 +54,7 @@ def save(path, params, step):
 
 def load(path):
     """The tree and the step stored at `path`."""
-    with open(path, "rb") as f:
-        ckpt = np.load(f, allow_pickle=False)
-        keys, values = zip(*[(k, ckpt[k]) for k in ckpt.files if k != "__step__"])
+    with np.load(path, allow_pickle=False) as ckpt:
         step = int(ckpt["__step__"])
-    return recover_tree(keys, values), step
+        flat = {k: ckpt[k] for k in ckpt.files if k != "__step__"}
+    return unflatten(flat), step
