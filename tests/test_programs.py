@@ -49,10 +49,35 @@ KNOWN: Dict[Tuple[str, int], str] = {
                                 "host_local_array_to_global_array to module globals (`array2`, `array3`), which stay "
                                 "alive, so the program's own count of live buffers created (`created`) is 33 where the "
                                 "original's is 17 (8 devices x 2 arrays more): a real difference of the migrated program",
+    ("two_process_pjit_trainer", 1): "JM504's fix passes the program's spec tree `param_spec` (its leaf `\"b2\": None`, "
+                                     "replicated in legacy pjit) to `multihost_utils.host_local_array_to_global_array`, "
+                                     "which raises on the after side ('`None` is not a valid input to the pspecs "
+                                     "argument'), with one process too; the findings it leaves are in LEFT",
+    ("two_process_pjit_trainer", 2): "as on one process: the after side raises at JM504's conversion of `param_spec` "
+                                     "(a `None` leaf)",
+    ("pmap_scenic_host_utils", 1): "left with a finding (LEFT): `pxla.ShardedDeviceArray` stays in the after side, "
+                                   "which raises AttributeError on the installed JAX",
+    ("pmap_scenic_host_utils", 2): "as on one process: `pxla.ShardedDeviceArray` is left (LEFT) and raises",
+    ("pjit_sharded_lm", 1): "left with findings (LEFT): `maps.thread_resources` holds every pjit and `with mesh:` of the "
+                            "module, so the after side still imports `jax.experimental.maps` and raises ImportError",
 }
 
 # programs whose migration leaves findings (strict too)
-LEFT: Dict[str, str] = {}
+LEFT: Dict[str, str] = {
+    "two_process_pjit_trainer": "JM504 leaves two reports where the fix is exact: `p_init(jax.random.PRNGKey(0))` "
+                                "(a fresh key, replicated spec: its host-local result should be converted back with "
+                                "`global_array_to_host_local_array(..., mesh, param_spec)`, which the finding suggests "
+                                "but does not apply, saying where the key comes from is not visible), and `opt` in "
+                                "`p_step(params, opt, x, y)` (built from `p_init`'s result and rebound by the loop from "
+                                "the converted output: host-local, to convert with the others)",
+    "pmap_scenic_host_utils": "JM801 reports `isinstance(x, pxla.ShardedDeviceArray)` with the predicate to write "
+                              "(`isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and "
+                              "x.is_fully_addressable and len(x.sharding.device_set) > 1`) and does not rewrite it; "
+                              "written by hand, the program verifies on 1 and 2 processes",
+    "pjit_sharded_lm": "JM203/JM801 report `maps.thread_resources.env.physical_mesh` as having no replacement, and "
+                       "JM701/JM702 hold the module's pjits and `with mesh:` because of it; under the `jax.set_mesh` "
+                       "JM702 writes, `jax.sharding.get_mesh()` is that mesh",
+}
 
 
 def siblings(program: Path) -> List[str]:
