@@ -49,12 +49,11 @@ KNOWN: Dict[Tuple[str, int], str] = {
                                 "host_local_array_to_global_array to module globals (`array2`, `array3`), which stay "
                                 "alive, so the program's own count of live buffers created (`created`) is 33 where the "
                                 "original's is 17 (8 devices x 2 arrays more): a real difference of the migrated program",
-    ("two_process_pjit_trainer", 1): "JM504's fix passes the program's spec tree `param_spec` (its leaf `\"b2\": None`, "
-                                     "replicated in legacy pjit) to `multihost_utils.host_local_array_to_global_array`, "
-                                     "which raises on the after side ('`None` is not a valid input to the pspecs "
-                                     "argument'), with one process too; the findings it leaves are in LEFT",
-    ("two_process_pjit_trainer", 2): "as on one process: the after side raises at JM504's conversion of `param_spec` "
-                                     "(a `None` leaf)",
+    ("two_process_pjit_trainer", 1): "left with findings (LEFT): pjit and `with mesh:` stay, held by JM702, and warn "
+                                     "on the installed JAX; the values agree (random streams proven)",
+    ("two_process_pjit_trainer", 2): "`opt` is passed to the pjit unconverted (JM504 says its origin is not visible: a "
+                                     "dict of `jnp.zeros` and `tree_map(jnp.zeros_like, params)` made in the block), "
+                                     "and the call raises at its leaves sharded over 'model'",
     ("pmap_scenic_host_utils", 1): "left with a finding (LEFT): `pxla.ShardedDeviceArray` stays in the after side, "
                                    "which raises AttributeError on the installed JAX",
     ("pmap_scenic_host_utils", 2): "as on one process: `pxla.ShardedDeviceArray` is left (LEFT) and raises",
@@ -64,12 +63,11 @@ KNOWN: Dict[Tuple[str, int], str] = {
 
 # programs whose migration leaves findings (strict too)
 LEFT: Dict[str, str] = {
-    "two_process_pjit_trainer": "JM504 leaves two reports where the fix is exact: `p_init(jax.random.PRNGKey(0))` "
-                                "(a fresh key, replicated spec: its host-local result should be converted back with "
-                                "`global_array_to_host_local_array(..., mesh, param_spec)`, which the finding suggests "
-                                "but does not apply, saying where the key comes from is not visible), and `opt` in "
-                                "`p_step(params, opt, x, y)` (built from `p_init`'s result and rebound by the loop from "
-                                "the converted output: host-local, to convert with the others)",
+    "two_process_pjit_trainer": "JM702 holds the module: the log line only process 0 runs calls `schedule(...)`, an "
+                                "eager computation that under `jax.set_mesh` spans every process (measured: the program "
+                                "rewritten to `jax.set_mesh` hangs on 2 processes), and JM701's pjits are held with it; "
+                                "JM504 converts `params`, `x`, `y` (spec trees with `None` leaves mapped to `P()`, the "
+                                "key's result converted back) and says `opt` is left as it is",
     "pmap_scenic_host_utils": "JM801 reports `isinstance(x, pxla.ShardedDeviceArray)` with the predicate to write "
                               "(`isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and "
                               "x.is_fully_addressable and len(x.sharding.device_set) > 1`) and does not rewrite it; "

@@ -106,12 +106,12 @@ def eval_batches():
 
 
 with jax.set_mesh(mesh):
-    p_init = jax.jit(init_fn, in_shardings=PartitionSpec(), out_shardings=param_specs)
+    p_init = jax.jit(init_fn, in_shardings=PartitionSpec(), out_shardings=jax.tree_util.tree_map(lambda s: PartitionSpec() if s is None else s, param_specs, is_leaf=lambda s: s is None or isinstance(s, PartitionSpec)))
     p_train_step = jax.jit(train_step,
-                        in_shardings=(param_specs, param_specs, param_specs, PartitionSpec(), batch_spec),
-                        out_shardings=(param_specs, param_specs, param_specs, PartitionSpec()),
+                        in_shardings=jax.tree_util.tree_map(lambda s: PartitionSpec() if s is None else s, (param_specs, param_specs, param_specs, PartitionSpec(), batch_spec), is_leaf=lambda s: s is None or isinstance(s, PartitionSpec)),
+                        out_shardings=jax.tree_util.tree_map(lambda s: PartitionSpec() if s is None else s, (param_specs, param_specs, param_specs, PartitionSpec()), is_leaf=lambda s: s is None or isinstance(s, PartitionSpec)),
                         donate_argnums=(0, 1, 2))
-    p_eval_step = jax.jit(eval_step, in_shardings=(param_specs, eval_spec), out_shardings=PartitionSpec())
+    p_eval_step = jax.jit(eval_step, in_shardings=jax.tree_util.tree_map(lambda s: PartitionSpec() if s is None else s, (param_specs, eval_spec), is_leaf=lambda s: s is None or isinstance(s, PartitionSpec)), out_shardings=PartitionSpec())
 
     params = p_init(np.array([0, 1], dtype=np.uint32))
     momentum = jax.tree.map(jnp.zeros_like, params)

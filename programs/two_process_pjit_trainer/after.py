@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import PartitionSpec as P
+from jax.experimental.pjit import pjit
 
 GLOBAL_BATCH = 16
 FEATURES = 6
@@ -74,20 +75,20 @@ def predict(params, x):
 
 
 opt_spec = {"count": None, "mu": param_spec, "nu": param_spec}
-with jax.set_mesh(mesh):
-    p_init = jax.jit(init, in_shardings=P(), out_shardings=param_spec)
-    p_step = jax.jit(train_step, in_shardings=(param_spec, opt_spec, P("data"), P("data")),
-                  out_shardings=(param_spec, opt_spec, P()), donate_argnums=(0, 1))
-    p_predict = jax.jit(predict, in_shardings=(param_spec, P("data")), out_shardings=P("data"))
+with mesh:
+    p_init = pjit(init, in_shardings=None, out_shardings=param_spec)
+    p_step = pjit(train_step, in_shardings=(param_spec, opt_spec, P("data"), P("data")),
+                  out_shardings=(param_spec, opt_spec, None), donate_argnums=(0, 1))
+    p_predict = pjit(predict, in_shardings=(param_spec, P("data")), out_shardings=P("data"))
 
-    params = p_init(jax.random.PRNGKey(0))
+    params = multihost_utils.global_array_to_host_local_array(p_init(jax.random.PRNGKey(0)), mesh, jax.tree_util.tree_map(lambda s: P() if s is None else s, param_spec, is_leaf=lambda s: s is None or isinstance(s, P)))
     zeros = jax.tree.map(jnp.zeros_like, params)
     opt = {"count": jnp.zeros([], jnp.int32), "mu": zeros, "nu": jax.tree.map(jnp.zeros_like, params)}
     for step in range(STEPS):
         x, y = local_rows(step)
         params_global, x_global, y_global = multihost_utils.host_local_array_to_global_array(
-            (params, x, y), mesh, (param_spec, P("data"), P("data")))
-        params, opt, loss = multihost_utils.global_array_to_host_local_array(p_step(params_global, opt, x_global, y_global), mesh, (param_spec, opt_spec, P()))
+            (params, x, y), mesh, (jax.tree_util.tree_map(lambda s: P() if s is None else s, param_spec, is_leaf=lambda s: s is None or isinstance(s, P)), P("data"), P("data")))
+        params, opt, loss = multihost_utils.global_array_to_host_local_array(p_step(params_global, opt, x_global, y_global), mesh, jax.tree_util.tree_map(lambda s: P() if s is None else s, (param_spec, opt_spec, P()), is_leaf=lambda s: s is None or isinstance(s, P)))
         if jax.process_index() == 0:
             print(f"step {step} loss {float(loss):.5f} lr {float(schedule(opt['count'])):.5f}")
 
@@ -95,7 +96,7 @@ with jax.set_mesh(mesh):
     for i in range(EVAL_BATCHES):
         x, y = local_rows(100 + i)
         params_global, x_global = multihost_utils.host_local_array_to_global_array(
-            (params, x), mesh, (param_spec, P("data")))
+            (params, x), mesh, jax.tree_util.tree_map(lambda s: P() if s is None else s, (param_spec, P("data")), is_leaf=lambda s: s is None or isinstance(s, P)))
         predictions = np.asarray(multihost_utils.global_array_to_host_local_array(p_predict(params_global, x_global), mesh, P("data")))
         assert predictions.shape == y.shape, (predictions.shape, y.shape)
         correct += int((predictions == y).sum())
