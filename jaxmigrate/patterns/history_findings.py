@@ -125,6 +125,10 @@ def _replacement(ctx: FileContext, ref: Reference) -> Advice:
         if fix is None and st.qualname in RENAMED_UNCALLED:
             pass  # not a call the transform takes: the history's rename below
         elif exists(call_name, ctx.target):
+            parent = ctx.parent(ref.node)
+            if keyword.startswith("with") and not (isinstance(parent, ast.Call) and parent.func is ref.node):
+                value = call_name if keyword == "with" else f"functools.partial({call_name}, False)"
+                return f"`{value}` (it is named as a value, to be called later)", value, fix
             code = {"with": f"with {call_name}(...):", "with-False": f"with {call_name}(False):",
                     "no-arguments": f"{call_name}()",
                     "key-shape": "jax.eval_shape(lambda seed: jax.random.key_data(jax.random.key(seed)), 0).shape",

@@ -161,6 +161,18 @@ def rename_fix(ctx: FileContext, ref: Reference, new: str, safety: FixSafety) ->
     return rewrite_use(ctx, ref.node, ref.spelled, new, safety, keep_module=True)
 
 
+def _x64_value(ctx: FileContext, node: ast.expr, disable: bool) -> Fix:
+    """``enable_x64``/``disable_x64`` named as a value (``modes = [enable_x64, disable_x64]``),
+    called later to make the context manager: ``jax.enable_x64`` (its call with no argument
+    enables), and ``functools.partial(jax.enable_x64, False)``."""
+    text, imports = importer(ctx).reference("jax.enable_x64", at=node)
+    if disable:
+        partial, more = importer(ctx).reference("functools.partial", at=node)
+        text, imports = f"{partial}({text}, False)", (*imports, *more)
+    return Fix("safe", edits=(ctx.replace(node, text),), add_imports=imports,
+               drop_unused_imports=importer(ctx).root_import(node))
+
+
 def in_type_test(ctx: FileContext, node: ast.AST) -> bool:
     """Whether ``node`` is (in) the class argument of ``isinstance``/``issubclass``."""
     parent = ctx.parent(node)
@@ -173,6 +185,9 @@ def in_type_test(ctx: FileContext, node: ast.AST) -> bool:
 def call_fix(ctx: FileContext, ref: Reference, transform: str) -> Optional[Fix]:
     """The call transforms of ``catalog.renames.CALLS`` on a use that is called."""
     call = ctx.parent(ref.node)
+    if transform.startswith("jax.enable_x64/with") and not (isinstance(call, ast.Call) and call.func is ref.node) \
+            and isinstance(ref.node, ast.expr) and not ref.is_import:
+        return _x64_value(ctx, ref.node, transform.endswith("False"))
     if not isinstance(call, ast.Call) or call.func is not ref.node or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     if transform == "second-argument":  # tie_in(x, y) -> y
