@@ -83,3 +83,6 @@ def test_dict_keys_are_compared_through_the_renamed_keywords():
     assert diff(observe({"out_axis_resources": None}), observe({"out_shardings": None})) is None
     assert diff(observe({"out_axis_resources": None}), observe({"out_shardings": P("x")})) is not None
     assert diff(observe({"other": None}), observe({"other": P()})) is not None
+    # inside a spec tree too (found by bench/generate_programs.py: `in_axis_resources=(P(), None)`)
+    assert diff(observe({"in_axis_resources": (P(), None)}), observe({"in_shardings": (P(), P())})) is None
+    assert diff(observe({"in_axis_resources": (P(), None)}), observe({"in_shardings": (P(), P("x"))})) is not None

@@ -147,10 +147,21 @@ def _dict_pairs(before: Sequence[Any], after: Sequence[Any]) -> Optional[List[An
     pairs = []
     for k, y in after:
         old, x = renamed[k]
-        if old != k and "axis_resources" in old and x == {"kind": "none"} and y == _REPLICATED:
-            x = y  # pjit's `out_axis_resources=None` is `jax.jit`'s `out_shardings=P()`
+        if old != k and "axis_resources" in old and diff(x, y) is not None and diff(_replicated(x), y) is None:
+            x = y  # pjit's `None` specs are `jax.jit`'s `P()`: `(P(), None)` is `(P(), P())`
         pairs.append((k, x, y))
     return pairs
+
+
+def _replicated(obs: Dict[str, Any]) -> Dict[str, Any]:
+    """A spec tree's observation with its ``None`` leaves as ``P()`` (replicated in legacy pjit)."""
+    if obs.get("kind") == "none":
+        return _REPLICATED
+    if obs.get("kind") == "seq":
+        return dict(obs, items=tuple(_replicated(i) for i in obs["items"]))
+    if obs.get("kind") == "dict":
+        return dict(obs, items=tuple((k, _replicated(v)) for k, v in obs["items"]))
+    return obs
 
 
 def differs(what: str) -> str:
