@@ -85,7 +85,10 @@ def test_every_fixture_suggestion_is_python_of_one_statement_a_line():
     assert len(found) >= 5
     for where, code in found:
         body = ast.parse(code).body  # parses
-        assert len(body) == len(code.splitlines()) >= 2, where  # a statement a line, none joined by `;`
+        # a statement a line, none joined by `;` (one: only the result converted back, the inputs replicated)
+        assert len(body) == len(code.splitlines()) >= 1, where
+        back_only = "global_array_to_host_local_array(" in code and "host_local_array_to_global_array(" not in code
+        assert len(body) >= 2 or back_only, where
         assert [s.lineno for s in body] == list(range(1, len(body) + 1)), where
 
 
