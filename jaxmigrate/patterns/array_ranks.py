@@ -2,7 +2,7 @@
 (``jnp.zeros((a, b))``, ``jax.random.normal(key, (n,))``), ``arange``, a ``.reshape(a, b)``, an
 elementwise function or operator of values of known rank, ``.T``, a slice, a name read to the
 assignment it sees (also through tuple unpacking, ``jax.device_put`` of a tree, a list
-comprehension, a loop over a literal tuple of values of one rank, and what a function of the
+comprehension, ``list(map(f, ...))``, a loop over a literal tuple of values of one rank, and what a function of the
 module returns, its parameters as the call passes them), and a parameter of this module's
 function that every call gives a value of one rank."""
 
@@ -67,7 +67,24 @@ class ValueRanks:
             return self.rank(expr.elt, path[1:], depth + 1)  # every element is the same expression
         if not isinstance(expr, ast.Call):
             return None
+        builtin = expr.func.id if isinstance(expr.func, ast.Name) and not self.ctx.bindings(expr.func) else None
+        if builtin in ("list", "tuple") and len(expr.args) == 1 and not expr.keywords:
+            return self.rank(expr.args[0], path, depth + 1)  # the same items
+        if builtin == "map" and len(expr.args) >= 2 and isinstance(expr.args[0], ast.Name):
+            return self._returns_of(expr.args[0], path[1:], depth)  # every item is what the function returns
         return self._returned(expr, path, depth)
+
+    def _returns_of(self, func: ast.Name, path: Path, depth: int) -> Optional[int]:
+        """What every ``return`` of the module's plain function ``func`` names gives at ``path``,
+        whatever its arguments (a function mapped over iterables)."""
+        fn = reaching_binding(self.ctx, func.id, func)
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list:
+            return None
+        returns = [n for n in own_nodes(fn) if isinstance(n, ast.Return)]
+        if not returns or any(r.value is None for r in returns):
+            return None
+        ranks = {self.rank(r.value, path, depth + 1) for r in returns}  # type: ignore[arg-type]  # each returns a value
+        return ranks.pop() if len(ranks) == 1 else None
 
     def _returned(self, call: ast.Call, path: Path, depth: int) -> Optional[int]:
         """What every ``return`` of the module's plain function ``call`` names gives at ``path``."""
