@@ -9,7 +9,7 @@ function that every call gives a value of one rank."""
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, List, Optional, Tuple, Union
+from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.values import argument, binding_scope, own_nodes, reaching_binding
@@ -31,6 +31,8 @@ ELEMENTWISE = frozenset(f"{m}.{f}" for m in _NUMPYS for f in (
 #: functions that return their first argument's tree, placed or constrained
 PLACING = frozenset(("jax.device_put", "jax.lax.with_sharding_constraint", "jax.block_until_ready"))
 MAX_DEPTH = 16
+GRAD = "jax.grad"
+EVERY = -1  # a path step: every item of a sequence (what a loop over it binds)
 
 
 class ValueRanks:
@@ -42,6 +44,7 @@ class ValueRanks:
     def __init__(self, ctx: FileContext, callers: Callers) -> None:
         self.ctx, self.callers = ctx, callers
         self._known: Dict[Tuple[int, Path], Optional[int]] = {}
+        self._assuming: Set[str] = set()  # names whose self-reading bindings are being worked out
 
     def rank(self, expr: ast.expr, path: Path = (), depth: int = 0) -> Optional[int]:
         key = (id(expr), path)
@@ -57,11 +60,18 @@ class ValueRanks:
         if (isinstance(expr, ast.Call) and self.ctx.qualname(expr.func) in PLACING and expr.args
                 and not isinstance(expr.args[0], ast.Starred)):
             return self.rank(expr.args[0], path, depth + 1)  # the same tree, placed
+        if (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call) and self.ctx.qualname(expr.func.func) == GRAD
+                and len(expr.func.args) == 1 and not expr.func.keywords and expr.args
+                and not isinstance(expr.args[0], ast.Starred)):
+            return self.rank(expr.args[0], path, depth + 1)  # `jax.grad(f)(params, ...)`: the gradient's tree is params'
         if not path:
             return self._rank(expr, depth)
         if isinstance(expr, (ast.Tuple, ast.List)):
-            if any(isinstance(e, ast.Starred) for e in expr.elts) or path[0] >= len(expr.elts):
+            if any(isinstance(e, ast.Starred) for e in expr.elts) or path[0] >= len(expr.elts) or not expr.elts:
                 return None
+            if path[0] == EVERY:  # an item of a loop over it: every item must agree
+                ranks = {self.rank(e, path[1:], depth + 1) for e in expr.elts}
+                return ranks.pop() if len(ranks) == 1 else None
             return self.rank(expr.elts[path[0]], path[1:], depth + 1)
         if isinstance(expr, ast.ListComp):
             return self.rank(expr.elt, path[1:], depth + 1)  # every element is the same expression
@@ -167,6 +177,8 @@ class ValueRanks:
 
     def _name(self, name: ast.Name, path: Path, depth: int) -> Optional[int]:
         bound = reaching_binding(self.ctx, name.id, name)
+        if bound is None or name.id in self._assuming:
+            return self._every_binding(name, path, depth)
         if isinstance(bound, ast.Assign) and len(bound.targets) == 1:
             place = _place(bound.targets[0], name.id)
             return self.rank(bound.value, place + path, depth + 1) if place is not None else None
@@ -176,6 +188,17 @@ class ValueRanks:
                 and isinstance(bound.iter, (ast.Tuple, ast.List)) and bound.iter.elts):  # for k in (a, b): one rank
             ranks = {self.rank(e, path, depth + 1) for e in bound.iter.elts}
             return ranks.pop() if len(ranks) == 1 else None
+        if isinstance(bound, (ast.For, ast.comprehension)):  # an item of what the loop goes over
+            place = _place(bound.target, name.id)
+            items = bound.iter
+            if place is not None and isinstance(items, ast.Call) and isinstance(items.func, ast.Name) \
+                    and not self.ctx.bindings(items.func) and not items.keywords:
+                if items.func.id == "zip" and place and place[0] < len(items.args):
+                    return self.rank(items.args[place[0]], (EVERY, *place[1:], *path), depth + 1)
+                if items.func.id == "enumerate" and place and place[0] == 1 and len(items.args) == 1:
+                    return self.rank(items.args[0], (EVERY, *place[1:], *path), depth + 1)
+            if place is not None and not isinstance(items, ast.Call):
+                return self.rank(items, (EVERY, *place, *path), depth + 1)
         if isinstance(bound, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
                 a.arg == name.id for a in (*bound.args.posonlyargs, *bound.args.args, *bound.args.kwonlyargs)):
             passed = self.callers(bound, name.id)
@@ -185,6 +208,43 @@ class ValueRanks:
         if not path and bound is not None and self._dimension(name, bound):
             return 0
         return None
+
+    def _every_binding(self, name: ast.Name, path: Path, depth: int) -> Optional[int]:
+        """A name bound several times, where the read may see any of them (a training loop's
+        ``params = [... for ... in zip(params, grads)]``): the rank every binding gives, those that
+        read the name itself worked out assuming it has the others' (kept only if they agree)."""
+        scope = binding_scope(self.ctx, name)
+        found = scope.bindings.get(name.id, []) if scope is not None else []
+        plain: List[Tuple[ast.Assign, Path]] = []
+        itself: List[Tuple[ast.Assign, Path]] = []
+        for binding in found:
+            stmt = binding.node
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                return None
+            place = _place(stmt.targets[0], name.id)
+            if place is None:
+                return None
+            reads = any(isinstance(n, ast.Name) and n.id == name.id and isinstance(n.ctx, ast.Load)
+                        for n in ast.walk(stmt.value))
+            (itself if reads else plain).append((stmt, place))
+        if not plain or len(found) > 4:
+            return None
+        ranks = {self.rank(stmt.value, place + path, depth + 1) for stmt, place in plain}
+        if len(ranks) != 1 or None in ranks:
+            return None
+        rank = ranks.pop()
+        if itself and name.id not in self._assuming:
+            known = set(self._known)
+            self._assuming.add(name.id)
+            try:
+                others = {self.rank(stmt.value, place + path, depth + 1) for stmt, place in itself}
+            finally:
+                self._assuming.discard(name.id)
+            if others != {rank}:
+                for key in set(self._known) - known:  # worked out on an assumption that failed
+                    del self._known[key]
+                return None
+        return rank
 
     def _counter(self, loop: Union[ast.For, ast.comprehension], identifier: str) -> bool:
         """``i`` of ``for i in range(...)`` or of ``for i, x in enumerate(...)``: an integer."""
