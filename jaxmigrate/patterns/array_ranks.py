@@ -44,7 +44,7 @@ class ValueRanks:
     def __init__(self, ctx: FileContext, callers: Callers) -> None:
         self.ctx, self.callers = ctx, callers
         self._known: Dict[Tuple[int, Path], Optional[int]] = {}
-        self._assuming: Set[str] = set()  # names whose self-reading bindings are being worked out
+        self._assuming: Set[Tuple[str, int]] = set()  # (name, id(scope)) whose self-reading bindings are worked out
 
     def rank(self, expr: ast.expr, path: Path = (), depth: int = 0) -> Optional[int]:
         key = (id(expr), path)
@@ -177,7 +177,7 @@ class ValueRanks:
 
     def _name(self, name: ast.Name, path: Path, depth: int) -> Optional[int]:
         bound = reaching_binding(self.ctx, name.id, name)
-        if bound is None or name.id in self._assuming:
+        if bound is None or self._assuming and (name.id, id(binding_scope(self.ctx, name))) in self._assuming:
             return self._every_binding(name, path, depth)
         if isinstance(bound, ast.Assign) and len(bound.targets) == 1:
             place = _place(bound.targets[0], name.id)
@@ -215,6 +215,7 @@ class ValueRanks:
         read the name itself worked out assuming it has the others' (kept only if they agree)."""
         scope = binding_scope(self.ctx, name)
         found = scope.bindings.get(name.id, []) if scope is not None else []
+        key = (name.id, id(scope))
         plain: List[Tuple[ast.Assign, Path]] = []
         itself: List[Tuple[ast.Assign, Path]] = []
         for binding in found:
@@ -233,16 +234,16 @@ class ValueRanks:
         if len(ranks) != 1 or None in ranks:
             return None
         rank = ranks.pop()
-        if itself and name.id not in self._assuming:
+        if itself and key not in self._assuming:
             known = set(self._known)
-            self._assuming.add(name.id)
+            self._assuming.add(key)
             try:
                 others = {self.rank(stmt.value, place + path, depth + 1) for stmt, place in itself}
             finally:
-                self._assuming.discard(name.id)
+                self._assuming.discard(key)
             if others != {rank}:
-                for key in set(self._known) - known:  # worked out on an assumption that failed
-                    del self._known[key]
+                for added in set(self._known) - known:  # worked out on an assumption that failed
+                    del self._known[added]
                 return None
         return rank
 
