@@ -49,6 +49,13 @@ def argument(call: ast.Call, index: int, keyword: str) -> Optional[ast.expr]:
     return next((k.value for k in call.keywords if k.arg == keyword), None)
 
 
+def passed_for(fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, param: str) -> Optional[ast.expr]:
+    """What ``call`` passes to the positional parameter ``param`` of ``fn`` (the function it
+    calls), where it shows it; None for a parameter that is not positional."""
+    positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    return argument(call, positional.index(param), param) if param in positional else None
+
+
 def binding_scope(ctx: FileContext, name: ast.Name):
     """The scope whose binding ``name`` reads or writes where it stands."""
     return ctx.resolver.lookup(name.id, ctx.resolver.scope_of(name))

@@ -12,7 +12,7 @@ import ast
 from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 from jaxmigrate.analysis.context import FileContext
-from jaxmigrate.analysis.values import argument, binding_scope, own_nodes, reaching_binding
+from jaxmigrate.analysis.values import argument, binding_scope, own_nodes, passed_for, reaching_binding
 from jaxmigrate.patterns.positional_layouts import shape_length, shape_rank
 
 Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
@@ -87,28 +87,32 @@ class ValueRanks:
     def _returns_of(self, func: ast.Name, path: Path, depth: int) -> Optional[int]:
         """What every ``return`` of the module's plain function ``func`` names gives at ``path``,
         whatever its arguments (a function mapped over iterables)."""
+        found = self._returns(func)
+        ranks = {self.rank(r, path, depth + 1) for r in found[1]} if found is not None else set()
+        return ranks.pop() if len(ranks) == 1 else None
+
+    def _returns(self, func: ast.expr) -> Optional[Tuple[Function, List[ast.expr]]]:
+        """The module's plain function a name calls (undecorated) and the value of each of its
+        ``return``s, where every one returns a value; None otherwise."""
+        if not isinstance(func, ast.Name):
+            return None
         fn = reaching_binding(self.ctx, func.id, func)
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list:
             return None
-        returns = [n for n in own_nodes(fn) if isinstance(n, ast.Return)]
-        if not returns or any(r.value is None for r in returns):
+        values = [n.value for n in own_nodes(fn) if isinstance(n, ast.Return)]
+        if not values or any(v is None for v in values):
             return None
-        ranks = {self.rank(r.value, path, depth + 1) for r in returns}  # type: ignore[arg-type]  # each returns a value
-        return ranks.pop() if len(ranks) == 1 else None
+        return fn, values  # type: ignore[return-value]  # none is None
 
     def _returned(self, call: ast.Call, path: Path, depth: int) -> Optional[int]:
         """What every ``return`` of the module's plain function ``call`` names gives at ``path``."""
-        if not isinstance(call.func, ast.Name):
+        found = self._returns(call.func)
+        if found is None:
             return None
-        fn = reaching_binding(self.ctx, call.func.id, call.func)
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list:
-            return None
-        returns = [n for n in own_nodes(fn) if isinstance(n, ast.Return)]
-        if not returns or any(r.value is None for r in returns):
-            return None
-        ranks = {self.rank(r.value, path, depth + 1) for r in returns}  # type: ignore[arg-type]  # each returns a value
+        fn, returns = found
+        ranks = {self.rank(r, path, depth + 1) for r in returns}
         if ranks == {None} and not path and len(returns) == 1:  # of its parameters, as this call passes them
-            return self._in_call(returns[0].value, fn, call, depth + 1)  # type: ignore[arg-type]  # it returns a value
+            return self._in_call(returns[0], fn, call, depth + 1)
         return ranks.pop() if len(ranks) == 1 else None
 
     def _in_call(self, expr: ast.expr, fn: Function, call: ast.Call, depth: int) -> Optional[int]:
@@ -117,8 +121,7 @@ class ValueRanks:
         if depth >= MAX_DEPTH:
             return None
         if isinstance(expr, ast.Name) and reaching_binding(self.ctx, expr.id, expr) is fn:
-            positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
-            passed = argument(call, positional.index(expr.id), expr.id) if expr.id in positional else None
+            passed = passed_for(fn, call, expr.id)
             return self.rank(passed, (), depth + 1) if passed is not None else None
         if isinstance(expr, ast.Call) and expr.args and not any(isinstance(a, ast.Starred) for a in expr.args):
             callee = self.ctx.qualname(expr.func)
@@ -131,8 +134,7 @@ class ValueRanks:
         return self.rank(expr, (), depth + 1)
 
     def _most(self, operands: List[ast.expr], fn: Function, call: ast.Call, depth: int) -> Optional[int]:
-        ranks = [self._in_call(o, fn, call, depth + 1) for o in operands]
-        return None if any(r is None for r in ranks) else max(ranks)  # type: ignore[type-var]  # none is None
+        return _highest([self._in_call(o, fn, call, depth + 1) for o in operands])
 
     def _rank(self, expr: ast.expr, depth: int) -> Optional[int]:
         ctx = self.ctx
@@ -172,8 +174,7 @@ class ValueRanks:
         return base - dropped if base is not None and base >= len(items) else None
 
     def _broadcast(self, operands: List[ast.expr], depth: int) -> Optional[int]:
-        ranks = [self.rank(o, (), depth + 1) for o in operands]
-        return None if any(r is None for r in ranks) else max(ranks)  # type: ignore[type-var]  # none is None
+        return _highest([self.rank(o, (), depth + 1) for o in operands])
 
     def _name(self, name: ast.Name, path: Path, depth: int) -> Optional[int]:
         bound = reaching_binding(self.ctx, name.id, name)
@@ -184,10 +185,6 @@ class ValueRanks:
             return self.rank(bound.value, place + path, depth + 1) if place is not None else None
         if isinstance(bound, (ast.For, ast.comprehension)) and not path and self._counter(bound, name.id):
             return 0
-        if (isinstance(bound, (ast.For, ast.comprehension)) and isinstance(bound.target, ast.Name)
-                and isinstance(bound.iter, (ast.Tuple, ast.List)) and bound.iter.elts):  # for k in (a, b): one rank
-            ranks = {self.rank(e, path, depth + 1) for e in bound.iter.elts}
-            return ranks.pop() if len(ranks) == 1 else None
         if isinstance(bound, (ast.For, ast.comprehension)):  # an item of what the loop goes over
             place = _place(bound.target, name.id)
             items = bound.iter
@@ -274,6 +271,11 @@ class ValueRanks:
             if (method or callee in SHAPE_FIRST or callee in SHAPE_SECOND) and reaching_binding(ctx, name.id, other) is bound:
                 return True
         return False
+
+
+def _highest(ranks: List[Optional[int]]) -> Optional[int]:
+    """The rank operands of these ranks broadcast to, where each is known."""
+    return None if any(r is None for r in ranks) else max(ranks)  # type: ignore[type-var]  # none is None
 
 
 def _place(target: ast.expr, identifier: str) -> Optional[Path]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import FrozenSet, Iterator, List, Optional, Tuple
+from typing import FrozenSet, Iterable, Iterator, List, Optional, Tuple
 
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.patterns.gda import FROM_GDA, PJIT
@@ -165,10 +165,10 @@ ARRAY_METHODS = frozenset(("astype", "sum", "mean", "max", "min", "reshape", "tr
 PROCESS_TESTS = ("jax.process_index", "jax.host_id", "jax.process_count", "jax.host_count")
 
 
-def eager_calls(ctx: FileContext, root: ast.AST) -> Iterator[ast.Call]:
-    """The calls under ``root`` (not in a ``def``, lambda or class) of ``jax.numpy``/``jax.random``/...
-    functions, which compute arrays where they run."""
-    pending = list(ast.iter_child_nodes(root))
+def eager_calls(ctx: FileContext, nodes: Iterable[ast.AST]) -> Iterator[ast.Call]:
+    """The calls in ``nodes`` (not in a ``def``, lambda or class among them) of ``jax.numpy``/
+    ``jax.random``/... functions, which compute arrays where they run."""
+    pending = list(nodes)
     while pending:
         node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
@@ -208,18 +208,9 @@ def _eager_in(ctx: FileContext, part: ast.AST) -> Optional[ast.Call]:
         if isinstance(call.func, ast.Name) and not name:
             defs = [b.node for b in ctx.bindings(call.func)]
             if len(defs) == 1 and isinstance(defs[0], (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                    and next(eager_calls(ctx, _Body(defs[0].body)), None) is not None:
+                    and next(eager_calls(ctx, defs[0].body), None) is not None:
                 return call
     return None
-
-
-class _Body(ast.AST):
-    """A function's statements, to walk as one node (its ``def`` is left out of ``eager_calls``)."""
-    _fields = ("body",)
-
-    def __init__(self, body: List[ast.stmt]) -> None:
-        super().__init__()
-        self.body = body
 
 
 def mesh_as_function(ctx: FileContext) -> List[ast.expr]:

@@ -241,7 +241,7 @@ class MeshContext(Rule):
 def _eager_note(ctx: FileContext, statement: ast.stmt) -> str:
     """What moves under ``jax.set_mesh``: the first array the block makes eagerly (outside a
     ``def``, a lambda or a class), which JAX then replicates over the mesh; "" for none."""
-    first = min(eager_calls(ctx, statement), key=lambda c: (c.lineno, c.col_offset), default=None)
+    first = min(eager_calls(ctx, ast.iter_child_nodes(statement)), key=lambda c: (c.lineno, c.col_offset), default=None)
     if first is None:
         return ""
     return (f"; under `jax.set_mesh` an array made in the block outside `jax.jit` (line {first.lineno}: "

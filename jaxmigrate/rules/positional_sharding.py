@@ -9,7 +9,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from jaxmigrate.analysis.context import FileContext
 from jaxmigrate.analysis.imports import importer
 from jaxmigrate.analysis.statements import delete_statement
-from jaxmigrate.analysis.values import argument, binding_scope, reaching_binding
+from jaxmigrate.analysis.values import binding_scope, passed_for, reaching_binding
 from jaxmigrate.core.findings import Edit, Finding, Fix, FixSafety, ImportRef
 from jaxmigrate.patterns.array_ranks import ValueRanks
 from jaxmigrate.patterns.gda import NAMED_SHARDING, PARTITION_SPEC
@@ -518,7 +518,6 @@ class _Plan:
         ctx = self.ctx
         reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == param and isinstance(n.ctx, ast.Load)
                  and reaching_binding(ctx, param, n) is fn]
-        positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
         values: List[ast.expr] = []
         for read in reads:
             placed = self._placed_values(read, depth + 1)
@@ -526,11 +525,9 @@ class _Plan:
                 return None
             for value in placed:
                 if isinstance(value, ast.Name) and reaching_binding(ctx, value.id, value) is fn:
-                    if value.id not in positional:
-                        return None  # a *args, **kwargs or keyword-only parameter
-                    mapped = argument(call, positional.index(value.id), value.id)
+                    mapped = passed_for(fn, call, value.id)
                     if mapped is None:
-                        return None
+                        return None  # a *args, **kwargs or keyword-only parameter, or not shown
                     value = mapped
                 values.append(value)
         return values or None
